@@ -1,0 +1,143 @@
+"""User-defined reverse-mode rules over pytrees: :class:`custom_vjp`.
+
+A call to a ``custom_vjp`` function with traced inputs records *one* record
+for the whole call plus one small projection record per output leaf.  The
+backward sweep gathers the output cotangents in a list at the call's record
+and then calls the user's ``bwd`` once.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._core import Tracer, _add, getval
+from ._tree import tree_flatten, tree_unflatten
+
+__all__ = ["custom_vjp"]
+
+
+def _project_back(grads, owned, g, rec):
+    """Backward of "output j of a multi-output record": file g into slot j."""
+    _, parents, _, j, n = rec
+    p = parents[0][1]
+    cur = grads[p]
+    if cur is None:
+        cur = grads[p] = [None] * n
+    cur[j] = g if cur[j] is None else cur[j] + g
+
+
+class custom_vjp:
+    """Give a function its own reverse-mode rule.
+
+    Usage (as in JAX)::
+
+        @custom_vjp
+        def f(x, y):
+            return np.sin(x) * y
+
+        def f_fwd(x, y):                      # -> (output, residuals)
+            return f(x, y), (np.cos(x), np.sin(x), y)
+
+        def f_bwd(res, g):                    # -> one cotangent per argument
+            cos_x, sin_x, y = res
+            return (cos_x * g * y, sin_x * g)
+
+        f.defvjp(f_fwd, f_bwd)
+
+    Arguments and outputs may be pytrees.  ``bwd`` returns a tuple with one
+    entry per positional argument, each shaped like that argument (``None``
+    for an argument with no cotangent, e.g. an integer).  Write ``bwd`` with
+    NumPy calls to keep higher-order derivatives available.  Without traced
+    inputs the undecorated function runs.
+    """
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.fwd = None
+        self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        """Set the forward (``-> (out, residuals)``) and backward (``(res, g) -> cts``) rules."""
+        self.fwd = fwd
+        self.bwd = bwd
+        return self
+
+    def __get__(self, obj, objtype=None):  # allow use as a method
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args):
+        leaves, in_tree = tree_flatten(args)
+        top = None
+        for x in leaves:
+            if type(x) is Tracer and (top is None or x._tape.level > top.level):
+                top = x._tape
+        if top is None:
+            return self.fun(*args)
+        if self.fwd is None:
+            raise TypeError(
+                f"custom_vjp function {self.__name__} has no rules: call "
+                f"{self.__name__}.defvjp(fwd, bwd) before differentiating it"
+            )
+        vals = []
+        parents = []
+        for k, x in enumerate(leaves):
+            if type(x) is Tracer and x._tape is top:
+                vals.append(x._value)
+                parents.append((k, x._idx))
+            else:
+                vals.append(x)
+        out, res = self.fwd(*tree_unflatten(in_tree, vals))
+        out_leaves, out_tree = tree_flatten(out)
+        recs = top.records
+        recs.append((self._back, parents, out_leaves, res, (in_tree, out_tree)))
+        i = len(recs) - 1
+        n = len(out_leaves)
+        new = []
+        for j, o in enumerate(out_leaves):
+            kind = np.result_type(getval(o)).kind if _is_numeric(o) else "O"
+            if kind in "fc":
+                recs.append((_project_back, [(0, i)], o, j, n))
+                new.append(Tracer(o, top, len(recs) - 1))
+            else:
+                new.append(o)
+        return tree_unflatten(out_tree, new)
+
+    def _back(self, grads, owned, g, rec):
+        _, parents, out_leaves, res, (in_tree, out_tree) = rec
+        gs = [np.zeros_like(getval(o)) if c is None else c for c, o in zip(g, out_leaves)]
+        cts = self.bwd(res, tree_unflatten(out_tree, gs))
+        if not isinstance(cts, tuple):
+            raise TypeError(
+                f"custom_vjp {self.__name__}: bwd must return a tuple with one cotangent per "
+                f"positional argument, got {type(cts).__name__}"
+            )
+        nargs = len(in_tree.children)
+        if len(cts) != nargs:
+            raise TypeError(
+                f"custom_vjp {self.__name__}: bwd returned {len(cts)} cotangent(s) for "
+                f"{nargs} argument(s)"
+            )
+        ct_leaves = []
+        for sub, c in zip(in_tree.children, cts):
+            if c is None:
+                ct_leaves.extend([None] * sub.num_leaves)
+            else:
+                cl, ctree = tree_flatten(c)
+                if ctree != sub:
+                    raise TypeError(
+                        f"custom_vjp {self.__name__}: a cotangent has structure {ctree!r}, "
+                        f"expected {sub!r} (the argument's structure)"
+                    )
+                ct_leaves.extend(cl)
+        for k, p in parents:
+            c = ct_leaves[k]
+            if c is not None:
+                _add(grads, owned, p, c)
+
+
+def _is_numeric(x):
+    v = getval(x)
+    return isinstance(v, (np.ndarray, np.generic, int, float, complex))

@@ -1,0 +1,180 @@
+"""Pytrees: nested containers of arrays that transforms flatten and rebuild.
+
+Tuples, lists, dicts, namedtuples and dataclasses are containers without any
+registration; ``None`` is an empty container.  Dataclass fields declared with
+``field(metadata={"static": True})`` are kept in the tree structure instead of
+being treated as leaves.  Other types can be registered with
+:func:`register_pytree_node`.  Everything else is a leaf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = [
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_map",
+    "tree_leaves",
+    "tree_structure",
+    "register_pytree_node",
+    "TreeDef",
+]
+
+_registry = {}  # type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj)
+
+
+def register_pytree_node(cls, flatten, unflatten):
+    """Make ``cls`` a container: ``flatten(obj) -> (children, aux)``, ``unflatten(aux, children) -> obj``."""
+    _registry[cls] = (flatten, unflatten)
+
+
+class TreeDef:
+    """The structure of a pytree: a node kind, static data and child structures."""
+
+    __slots__ = ("kind", "aux", "children", "num_leaves")
+
+    def __init__(self, kind, aux, children):
+        self.kind = kind
+        self.aux = aux
+        self.children = children
+        self.num_leaves = 1 if kind is _LEAF else sum(c.num_leaves for c in children)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, TreeDef)
+            and self.kind == other.kind
+            and self.aux == other.aux
+            and self.children == other.children
+        )
+
+    def __hash__(self):
+        return hash((self.kind, self.children))
+
+    def __repr__(self):
+        if self.kind is _LEAF:
+            return "*"
+        name = self.kind if isinstance(self.kind, str) else self.kind.__name__
+        return f"{name}({', '.join(map(repr, self.children))})"
+
+
+_LEAF = "leaf"
+_NONE = "None"
+
+
+def _dataclass_parts(obj):
+    dyn, static = [], []
+    for f in dataclasses.fields(obj):
+        if f.metadata.get("static", False):
+            static.append((f.name, getattr(obj, f.name)))
+        else:
+            dyn.append(f.name)
+    return dyn, static
+
+
+def _rebuild_dataclass(cls, aux, children):
+    # Build without calling __init__/__post_init__: a gradient need not satisfy
+    # the invariants of the model it is shaped like (a negative radius, ...).
+    names, static = aux
+    obj = object.__new__(cls)
+    for name, value in zip(names, children):
+        object.__setattr__(obj, name, value)
+    for name, value in static:
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _flatten(x, leaves):
+    t = type(x)
+    if t is tuple or t is list:
+        return TreeDef(t, None, tuple(_flatten(c, leaves) for c in x))
+    if t is dict:
+        keys = tuple(x)
+        return TreeDef(dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+    if x is None:
+        return TreeDef(_NONE, None, ())
+    if t in _registry:
+        children, aux = _registry[t][0](x)
+        return TreeDef(t, aux, tuple(_flatten(c, leaves) for c in children))
+    if issubclass(t, tuple) and hasattr(t, "_fields"):  # namedtuple
+        return TreeDef(t, None, tuple(_flatten(c, leaves) for c in x))
+    if dataclasses.is_dataclass(t):
+        names, static = _dataclass_parts(x)
+        return TreeDef(
+            t, (tuple(names), tuple(static)), tuple(_flatten(getattr(x, n), leaves) for n in names)
+        )
+    leaves.append(x)
+    return _LEAF_DEF
+
+
+_LEAF_DEF = TreeDef(_LEAF, None, ())
+
+
+def tree_flatten(tree):
+    """Flatten a pytree: returns ``(leaves, treedef)``.
+
+    >>> tree_flatten({"a": 1.0, "b": (2.0, None)})
+    ([1.0, 2.0], dict(*, tuple(*, None())))
+    """
+    leaves = []
+    treedef = _flatten(tree, leaves)
+    return leaves, treedef
+
+
+def _unflatten(td, it):
+    kind = td.kind
+    if kind is _LEAF:
+        return next(it)
+    if kind is _NONE:
+        return None
+    children = [_unflatten(c, it) for c in td.children]
+    if kind is tuple:
+        return tuple(children)
+    if kind is list:
+        return children
+    if kind is dict:
+        return dict(zip(td.aux, children))
+    if kind in _registry:
+        return _registry[kind][1](td.aux, children)
+    if issubclass(kind, tuple):  # namedtuple
+        return kind(*children)
+    return _rebuild_dataclass(kind, td.aux, children)
+
+
+def tree_unflatten(treedef, leaves):
+    """Rebuild a pytree of structure ``treedef`` from ``leaves``."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(
+            f"tree_unflatten: the structure {treedef!r} has {treedef.num_leaves} leaves, "
+            f"got {len(leaves)}"
+        )
+    return _unflatten(treedef, iter(leaves))
+
+
+def tree_leaves(tree):
+    """The leaves of a pytree, in flattening order."""
+    return tree_flatten(tree)[0]
+
+
+def tree_structure(tree):
+    """The :class:`TreeDef` of a pytree."""
+    return tree_flatten(tree)[1]
+
+
+def tree_map(f, tree, *rest):
+    """Apply ``f`` leaf-wise to one or more pytrees of the same structure.
+
+    >>> tree_map(lambda a, b: a + b, (1, [2]), (10, [20]))
+    (11, [22])
+    """
+    leaves, td = tree_flatten(tree)
+    others = []
+    for k, r in enumerate(rest, start=1):
+        rl, rtd = tree_flatten(r)
+        if rtd != td:
+            raise ValueError(
+                f"tree_map: tree {k} has structure {rtd!r}, expected the first tree's {td!r}"
+            )
+        others.append(rl)
+    return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])

@@ -1,0 +1,40 @@
+"""Everything an adjoint author needs, in one place.
+
+>>> from diffsci.extend import primitive, defvjp, unbroadcast
+>>> @primitive
+... def cube(x):
+...     return x ** 3
+>>> defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
+"""
+
+from ._core import (
+    MissingRuleError,
+    Tape,
+    Tracer,
+    defjvp,
+    defvjp,
+    getval,
+    is_tracer,
+    nondifferentiable,
+    primitive,
+)
+from ._custom import custom_vjp
+from .numpy._tracer_methods import register_numpy_function
+from .numpy._util import cj, is_complex, unbroadcast
+
+__all__ = [
+    "MissingRuleError",
+    "Tape",
+    "Tracer",
+    "cj",
+    "custom_vjp",
+    "defjvp",
+    "defvjp",
+    "getval",
+    "is_complex",
+    "is_tracer",
+    "nondifferentiable",
+    "primitive",
+    "register_numpy_function",
+    "unbroadcast",
+]

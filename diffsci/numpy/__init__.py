@@ -1,0 +1,42 @@
+"""``import diffsci.numpy as dnp``: NumPy's names, differentiable.
+
+Every function here behaves exactly like its NumPy namesake on plain arrays and
+records itself when given traced values.  Plain ``import numpy as np`` code
+works too: traced values implement ``__array_ufunc__`` and
+``__array_function__`` and dispatch to the functions of this namespace.
+Non-differentiable functions (comparisons, ``floor``, ``argmax`` ...) accept
+traced values and return plain results.
+"""
+
+from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
+    bool_,
+    complex64,
+    complex128,
+    e,
+    euler_gamma,
+    float16,
+    float32,
+    float64,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    nan,
+    ndarray,
+    newaxis,
+    pi,
+    uint8,
+)
+
+from . import _vjps  # noqa: F401  registers the rules
+from ._tracer_methods import install as _install
+from ._tracer_methods import register_numpy_function
+from ._wrap import *  # noqa: F403
+from ._wrap import _nd
+
+globals().update(_nd)
+
+_install(__import__(__name__, fromlist=["*"]))
+del _install

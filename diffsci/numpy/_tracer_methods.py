@@ -1,0 +1,201 @@
+"""The ndarray face of :class:`~diffsci._core.Tracer`: operators, methods, NumPy protocols.
+
+Operators are bound straight to primitives (``Tracer.__mul__ is multiply``) so
+``x * y`` costs one primitive call.  ``__array_ufunc__`` and
+``__array_function__`` route plain NumPy calls (``np.sin(x)``, ``np.sum(x)``)
+to diffsci's primitives; a NumPy function without a diffsci rule raises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import Tracer, getval
+
+_UFUNCS = {}  # np.ufunc -> diffsci function
+_FUNCS = {}  # numpy function -> diffsci function
+_REDUCE = {}  # np.ufunc -> diffsci reduction (np.add.reduce -> sum)
+_ACCUMULATE = {}  # np.ufunc -> diffsci accumulation (np.add.accumulate -> cumsum)
+
+
+def register_numpy_function(np_func, diffsci_func):
+    """Route calls of NumPy function ``np_func`` on traced values to ``diffsci_func``.
+
+    Use it to make a plain-NumPy function you have written a rule for (with
+    ``diffsci.extend.primitive``/``defvjp``) dispatch from ``np.<name>(tracer)``.
+    """
+    if isinstance(np_func, np.ufunc):
+        _UFUNCS[np_func] = diffsci_func
+    else:
+        _FUNCS[np_func] = diffsci_func
+
+
+def _no_rule(what, name):
+    return TypeError(
+        f"{what} {name} was called on a traced value but diffsci has no rule for it. "
+        f"Use a diffsci.numpy function that has one, or give it a rule: "
+        f"p = diffsci.extend.primitive(numpy_func); diffsci.extend.defvjp(p, vjp_rule); "
+        f"diffsci.extend.register_numpy_function(numpy_func, p)."
+    )
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if kwargs.get("out") is not None:
+        raise TypeError(
+            f"numpy.{ufunc.__name__}(..., out=...) on a traced value: writing into an "
+            f"output array is not supported yet; use the returned value instead."
+        )
+    kwargs.pop("out", None)
+    if method == "__call__":
+        f = _UFUNCS.get(ufunc)
+    elif method == "reduce":
+        f = _REDUCE.get(ufunc)
+    elif method == "accumulate":
+        f = _ACCUMULATE.get(ufunc)
+    else:
+        f = None
+    if f is None:
+        label = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        raise _no_rule("NumPy ufunc", f"numpy.{label}")
+    return f(*inputs, **kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    f = _FUNCS.get(func)
+    if f is None:
+        mod = getattr(func, "__module__", "numpy") or "numpy"
+        raise _no_rule("NumPy function", f"{mod}.{func.__name__}")
+    return f(*args, **kwargs)
+
+
+def _array(self, *args, **kwargs):
+    raise TypeError(
+        "a traced value is being converted to a plain NumPy array (np.asarray, np.array, "
+        "ndarray.__array__ or a compiled extension). That would silently cut the gradient. "
+        "Use diffsci.numpy / NumPy functions that dispatch to diffsci (np.stack instead of "
+        "np.array([...]) for lists of traced values), or call diffsci.stop_gradient(x) to "
+        "take the plain value on purpose."
+    )
+
+
+def _setitem(self, idx, value):
+    raise TypeError(
+        "in-place assignment into a traced array (x[idx] = v) is not supported yet; "
+        "build the result functionally, e.g. with diffsci.numpy.where or concatenate."
+    )
+
+
+def _shape(self):
+    v = self._value
+    return v.shape if hasattr(v, "shape") else np.shape(v)
+
+
+def _iter(self):
+    for i in range(len(self)):
+        yield self[i]
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+def _compare(f):
+    return lambda self, other: f(getval(self), getval(other))
+
+
+def install(dnp):
+    """Attach operators, methods and the NumPy protocols to Tracer, from namespace ``dnp``."""
+    T = Tracer
+    # Arithmetic operators: bound directly to the primitives.
+    T.__add__, T.__radd__ = dnp.add, _swap(dnp.add)
+    T.__sub__, T.__rsub__ = dnp.subtract, _swap(dnp.subtract)
+    T.__mul__, T.__rmul__ = dnp.multiply, _swap(dnp.multiply)
+    T.__truediv__, T.__rtruediv__ = dnp.true_divide, _swap(dnp.true_divide)
+    T.__pow__, T.__rpow__ = dnp.power, _swap(dnp.power)
+    T.__matmul__, T.__rmatmul__ = dnp.matmul, _swap(dnp.matmul)
+    T.__neg__, T.__pos__, T.__abs__ = dnp.negative, dnp.positive, dnp.absolute
+    for op, name in [("floordiv", "floor_divide"), ("mod", "mod")]:
+        if hasattr(dnp, name):
+            setattr(T, f"__{op}__", getattr(dnp, name))
+            setattr(T, f"__r{op}__", _swap(getattr(dnp, name)))
+    # Comparisons give plain booleans (for control flow); they are not differentiable.
+    T.__eq__ = _compare(np.equal)
+    T.__ne__ = _compare(np.not_equal)
+    T.__lt__ = _compare(np.less)
+    T.__le__ = _compare(np.less_equal)
+    T.__gt__ = _compare(np.greater)
+    T.__ge__ = _compare(np.greater_equal)
+    T.__hash__ = None
+    # Conversions to plain Python values cut the gradient (as in PyTorch).
+    T.__float__ = lambda self: float(getval(self))
+    T.__int__ = lambda self: int(getval(self))
+    T.__complex__ = lambda self: complex(getval(self))
+    T.__bool__ = lambda self: bool(getval(self))
+    T.__index__ = lambda self: getval(self).__index__()
+    T.__format__ = lambda self, spec: format(getval(self), spec)
+    T.item = lambda self, *a: getval(self).item(*a)
+    T.tolist = lambda self: getval(self).tolist()
+    T.__len__ = lambda self: len(getval(self))
+    T.__iter__ = _iter
+    T.__getitem__ = dnp.getitem
+    T.__setitem__ = _setitem
+    # NumPy protocols.
+    T.__array__ = _array
+    T.__array_ufunc__ = _array_ufunc
+    T.__array_function__ = _array_function
+    # Attributes.
+    T.shape = property(_shape)
+    T.ndim = property(lambda self: len(_shape(self)))
+    T.size = property(lambda self: int(np.prod(_shape(self), dtype=np.int64)))
+    T.dtype = property(lambda self: np.result_type(getval(self)))
+    T.T = property(lambda self: dnp.transpose(self))
+    if hasattr(dnp, "real"):
+        T.real = property(lambda self: dnp.real(self))
+        T.imag = property(lambda self: dnp.imag(self))
+    if hasattr(dnp, "conj"):
+        T.conj = T.conjugate = lambda self: dnp.conj(self)
+
+    # Methods that are functions of the array, by name.
+    def method(name):
+        f = getattr(dnp, name)
+        return lambda self, *args, **kwargs: f(self, *args, **kwargs)
+
+    for name in [
+        "sum", "mean", "prod", "max", "min", "std", "var", "cumsum", "cumprod", "ravel",
+        "swapaxes", "squeeze", "dot", "clip", "trace", "diagonal", "repeat", "take",
+        "all", "any", "argmax", "argmin", "argsort", "nonzero", "round", "copy", "sort",
+        "astype", "flatten", "ptp",
+    ]:
+        if hasattr(dnp, name):
+            setattr(T, name, method(name))
+    T.reshape = lambda self, *shape, **kw: dnp.reshape(
+        self, shape[0] if len(shape) == 1 else shape, **kw)
+    T.transpose = lambda self, *axes: dnp.transpose(
+        self, (axes[0] if len(axes) == 1 else axes) if axes else None)
+
+    # The dispatch tables for NumPy's protocols, by matching names.
+    for name in dir(dnp):
+        if name.startswith("_"):
+            continue
+        ours, theirs = getattr(dnp, name), getattr(np, name, None)
+        if theirs is None or ours is theirs or not callable(theirs):
+            continue
+        if isinstance(theirs, np.ufunc):
+            _UFUNCS[theirs] = ours
+        elif callable(ours):
+            _FUNCS[theirs] = ours
+    for sub in ("linalg", "fft"):
+        ours_mod, theirs_mod = getattr(dnp, sub, None), getattr(np, sub, None)
+        if ours_mod is None or theirs_mod is None:
+            continue
+        for name in getattr(ours_mod, "__all__", []):
+            theirs = getattr(theirs_mod, name, None)
+            if theirs is not None:
+                _FUNCS[theirs] = getattr(ours_mod, name)
+    for uf, red in [("add", "sum"), ("multiply", "prod"), ("maximum", "amax"),
+                    ("minimum", "amin")]:
+        if hasattr(dnp, red):
+            _REDUCE[getattr(np, uf)] = getattr(dnp, red)
+    for uf, acc in [("add", "cumsum"), ("multiply", "cumprod")]:
+        if hasattr(dnp, acc):
+            _ACCUMULATE[getattr(np, uf)] = getattr(dnp, acc)

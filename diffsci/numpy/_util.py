@@ -1,0 +1,55 @@
+"""Helpers shared by the rule tables: undoing broadcasting, conjugation, zeros."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import getval
+
+__all__ = ["unbroadcast", "cj", "shape_of", "zeros_like_value", "is_complex"]
+
+
+def shape_of(x):
+    """Shape of a plain or traced value (Python scalars have shape ())."""
+    return getattr(x, "shape", ())
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent ``g`` down to the shape of ``x`` (undo NumPy broadcasting).
+
+    This is the one place broadcasting is undone: every rule of a broadcasting
+    primitive passes its cotangent through here.
+    """
+    shape = getattr(x, "shape", ())
+    gshape = getattr(g, "shape", ())
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead > 0:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def is_complex(x):
+    """True if ``x`` (plain or traced) has a complex dtype."""
+    t = type(x)
+    if t is float or t is int:
+        return False
+    if t is complex:
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and dt.kind == "c"
+
+
+def cj(x):
+    """Complex conjugate, skipped (no copy) for real values."""
+    return np.conj(x) if is_complex(x) else x
+
+
+def zeros_like_value(x):
+    """A zero cotangent for ``x`` (plain array of its shape and dtype)."""
+    v = getval(x)
+    return np.zeros(np.shape(v), np.result_type(v))
