@@ -9,9 +9,12 @@ in reverse, calling one vector-Jacobian rule per traced argument.
 
 Design notes (see ../shared/DESIGN.md, "The tape"):
 
-* A tape is a flat Python list of 5-tuples ``(rules, parents, ans, args,
-  kwargs)``; a tracer is ``(value, tape, index)``.  No per-op closures, no
-  topological sort: record order *is* a topological order.
+* A tape is a flat Python list of tracers: each traced value *is* its own
+  record (value, tape, index, rules, parents, saved args, kwargs), so one op
+  costs one object.  A one-argument call stores its parent index and argument
+  directly (no tuples); other calls store ``parents`` aligned with ``args``
+  (a record index, or ``None`` for an untraced argument).  No per-op
+  closures, no topological sort: record order *is* a topological order.
 * Trace levels make nesting safe (``grad`` of ``grad``; a ``grad`` inside a
   function being differentiated).  Every tape gets a fresh, increasing level;
   a primitive only unwraps the tracers of the highest level among its
@@ -31,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "Tracer",
+    "record",
     "Tape",
     "primitive",
     "defvjp",
@@ -60,7 +64,7 @@ class Rules(dict):
 
 
 class Tape:
-    """One trace: a level (for nesting) and a flat list of records."""
+    """One trace: a level (for nesting) and a flat list of records (tracers)."""
 
     __slots__ = ("level", "records", "__weakref__")
 
@@ -71,12 +75,13 @@ class Tape:
     def leaf(self, value):
         """Start tracing ``value`` on this tape; returns its tracer."""
         recs = self.records
-        recs.append((None, None, value, None, None))
-        return Tracer(value, self, len(recs) - 1)
+        t = Tracer(value, self, len(recs), None, None, None, None)
+        recs.append(t)
+        return t
 
 
 class Tracer:
-    """A value being traced for reverse-mode differentiation.
+    """A value being traced for reverse-mode differentiation (and its tape record).
 
     It behaves like the NumPy array it wraps: arithmetic operators, NumPy
     ufuncs and functions (through ``__array_ufunc__`` / ``__array_function__``),
@@ -84,22 +89,39 @@ class Tracer:
     ``bool(t)`` and ``t.item()`` return plain Python values and therefore cut
     the gradient (as in PyTorch); comparisons return plain boolean arrays, so
     data-dependent control flow just works.
+
+    Record fields: ``_rules`` (the primitive's :class:`Rules`, or a callable
+    for a special record, or ``None`` for a leaf), ``_parents`` (``None`` for a
+    leaf; an ``int`` for a one-argument call, whose argument is ``_args``;
+    otherwise a tuple aligned with the tuple ``_args``), ``_kwargs``.
     """
 
-    __slots__ = ("_value", "_tape", "_idx")
+    __slots__ = ("_value", "_tape", "_idx", "_rules", "_parents", "_args", "_kwargs")
     # Make ndarray binary operators defer to us (``ndarray * tracer``).
     __array_priority__ = 1000.0
 
-    def __init__(self, value, tape, idx):
+    def __init__(self, value, tape, idx, rules, parents, args, kwargs):
         self._value = value
         self._tape = tape
         self._idx = idx
+        self._rules = rules
+        self._parents = parents
+        self._args = args
+        self._kwargs = kwargs
 
     def __repr__(self):
         return f"Tracer({self._value!r}, level={self._tape.level})"
 
     # Array methods, operators and the NumPy protocols are attached in
     # diffsci/numpy/_tracer_methods.py, next to the primitives they call.
+
+
+def record(tape, value, rules, parents, args, kwargs=None):
+    """Append a record to ``tape`` and return its tracer (for special records)."""
+    recs = tape.records
+    t = Tracer(value, tape, len(recs), rules, parents, args, kwargs)
+    recs.append(t)
+    return t
 
 
 def is_tracer(x):
@@ -137,32 +159,87 @@ def primitive(fun=None, *, name=None):
     vjps = Rules(name or getattr(fun, "__name__", "primitive"))
     jvps = Rules(vjps.name)
 
-    def wrapped(*args, **kwargs):
+    def general(args, kwargs):
+        # Any arity, any mix of trace levels.
         top = None
         level = 0
-        nested = False
         for a in args:
-            if type(a) is Tracer:
-                lv = a._tape.level
-                if lv > level:
-                    if top is not None:
-                        nested = True
-                    top = a._tape
-                    level = lv
-                elif lv < level:
-                    nested = True
+            if type(a) is Tracer and a._tape.level > level:
+                top = a._tape
+                level = top.level
         if top is None:
-            return fun(*args, **kwargs)
+            return fun(*args, **kwargs) if kwargs else fun(*args)
         vals = list(args)
-        parents = []
+        parents = [None] * len(args)
+        nested = False
         for i, a in enumerate(args):
-            if type(a) is Tracer and a._tape is top:
-                vals[i] = a._value
-                parents.append((i, a._idx))
-        ans = wrapped(*vals, **kwargs) if nested else fun(*vals, **kwargs)
+            if type(a) is Tracer:
+                if a._tape is top:
+                    vals[i] = v = a._value
+                    parents[i] = a._idx
+                    nested = nested or type(v) is Tracer
+                else:
+                    nested = True
+        kwargs = kwargs or None
+        if nested:
+            ans = wrapped(*vals, **kwargs) if kwargs else wrapped(*vals)
+        else:
+            ans = fun(*vals, **kwargs) if kwargs else fun(*vals)
         recs = top.records
-        recs.append((vjps, parents, ans, vals, kwargs))
-        return Tracer(ans, top, len(recs) - 1)
+        t = Tracer(ans, top, len(recs), vjps, tuple(parents), tuple(vals), kwargs)
+        recs.append(t)
+        return t
+
+    # The fast paths below are ``general`` unrolled for one and two positional
+    # arguments at a single trace level, without keyword arguments: they carry
+    # most of the per-op overhead budget (see benchmarks/bench_overhead.py).
+    def wrapped(*args, **kwargs):
+        if kwargs:
+            return general(args, kwargs)
+        n = len(args)
+        if n == 1:
+            a = args[0]
+            if type(a) is not Tracer:
+                return fun(a)
+            v = a._value
+            if type(v) is Tracer:
+                return general(args, None)
+            ans = fun(v)
+            tape = a._tape
+            recs = tape.records
+            t = Tracer(ans, tape, len(recs), vjps, a._idx, v, None)
+            recs.append(t)
+            return t
+        if n == 2:
+            a, b = args
+            if type(a) is Tracer:
+                va = a._value
+                if type(b) is Tracer:
+                    vb = b._value
+                    if a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer:
+                        return general(args, None)
+                    parents = (a._idx, b._idx)
+                else:
+                    if type(va) is Tracer:
+                        return general(args, None)
+                    vb = b
+                    parents = (a._idx, None)
+                tape = a._tape
+            elif type(b) is Tracer:
+                vb = b._value
+                if type(vb) is Tracer:
+                    return general(args, None)
+                va = a
+                parents = (None, b._idx)
+                tape = b._tape
+            else:
+                return fun(a, b)
+            ans = fun(va, vb)
+            recs = tape.records
+            t = Tracer(ans, tape, len(recs), vjps, parents, (va, vb), None)
+            recs.append(t)
+            return t
+        return general(args, None)
 
     wrapped.__name__ = name or getattr(fun, "__name__", "primitive")
     wrapped.__qualname__ = wrapped.__name__
@@ -272,17 +349,39 @@ def backward(tape, seeds):
         g = grads[i]
         if g is None:
             continue
-        rules, parents, ans, vals, kwargs = recs[i]
+        r = recs[i]
+        parents = r._parents
         if parents is None:  # a leaf: keep its gradient
             continue
         grads[i] = None
-        if type(rules) is not Rules:  # a special record (multi-output primitive, ...)
-            rules(grads, owned, g, recs[i])
+        rules = r._rules
+        if type(parents) is int:  # one positional argument, no kwargs
+            rule = rules.get(0)
+            if rule is None:
+                raise _missing(rules, 0)
+            c = rule(g, r._value, r._args)
+            if grads[parents] is None:
+                grads[parents] = c
+            else:
+                _add(grads, owned, parents, c)
             continue
-        for argnum, p in parents:
-            try:
-                rule = rules[argnum]
-            except KeyError:
-                raise _missing(rules, argnum) from None
-            _add(grads, owned, p, rule(g, ans, *vals, **kwargs))
+        if type(rules) is not Rules:  # a special record (custom_vjp, ...)
+            rules(grads, owned, g, r)
+            continue
+        args = r._args
+        kwargs = r._kwargs
+        ans = r._value
+        argnum = -1
+        for p in parents:
+            argnum += 1
+            if p is None:
+                continue
+            rule = rules.get(argnum)
+            if rule is None:
+                raise _missing(rules, argnum)
+            c = rule(g, ans, *args, **kwargs) if kwargs else rule(g, ans, *args)
+            if grads[p] is None:
+                grads[p] = c
+            else:
+                _add(grads, owned, p, c)
     return grads

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ._core import Tracer, _add, getval
+from ._core import Tracer, _add, getval, record
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp"]
@@ -20,8 +20,8 @@ __all__ = ["custom_vjp"]
 
 def _project_back(grads, owned, g, rec):
     """Backward of "output j of a multi-output record": file g into slot j."""
-    _, parents, _, j, n = rec
-    p = parents[0][1]
+    p = rec._parents[0]
+    j, n = rec._args
     cur = grads[p]
     if cur is None:
         cur = grads[p] = [None] * n
@@ -83,30 +83,29 @@ class custom_vjp:
             )
         vals = []
         parents = []
-        for k, x in enumerate(leaves):
+        for x in leaves:
             if type(x) is Tracer and x._tape is top:
                 vals.append(x._value)
-                parents.append((k, x._idx))
+                parents.append(x._idx)
             else:
                 vals.append(x)
+                parents.append(None)
         out, res = self.fwd(*tree_unflatten(in_tree, vals))
         out_leaves, out_tree = tree_flatten(out)
-        recs = top.records
-        recs.append((self._back, parents, out_leaves, res, (in_tree, out_tree)))
-        i = len(recs) - 1
+        call = record(top, out_leaves, self._back, tuple(parents), res, (in_tree, out_tree))
         n = len(out_leaves)
         new = []
         for j, o in enumerate(out_leaves):
             kind = np.result_type(getval(o)).kind if _is_numeric(o) else "O"
             if kind in "fc":
-                recs.append((_project_back, [(0, i)], o, j, n))
-                new.append(Tracer(o, top, len(recs) - 1))
+                new.append(record(top, o, _project_back, (call._idx,), (j, n)))
             else:
                 new.append(o)
         return tree_unflatten(out_tree, new)
 
     def _back(self, grads, owned, g, rec):
-        _, parents, out_leaves, res, (in_tree, out_tree) = rec
+        parents, out_leaves, res = rec._parents, rec._value, rec._args
+        in_tree, out_tree = rec._kwargs
         gs = [np.zeros_like(getval(o)) if c is None else c for c, o in zip(g, out_leaves)]
         cts = self.bwd(res, tree_unflatten(out_tree, gs))
         if not isinstance(cts, tuple):
@@ -132,9 +131,8 @@ class custom_vjp:
                         f"expected {sub!r} (the argument's structure)"
                     )
                 ct_leaves.extend(cl)
-        for k, p in parents:
-            c = ct_leaves[k]
-            if c is not None:
+        for p, c in zip(parents, ct_leaves):
+            if p is not None and c is not None:
                 _add(grads, owned, p, c)
 
 

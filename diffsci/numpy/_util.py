@@ -20,8 +20,14 @@ def unbroadcast(g, x):
     This is the one place broadcasting is undone: every rule of a broadcasting
     primitive passes its cotangent through here.
     """
-    shape = getattr(x, "shape", ())
-    gshape = getattr(g, "shape", ())
+    try:
+        shape = x.shape
+    except AttributeError:  # a Python scalar
+        shape = ()
+    try:
+        gshape = g.shape
+    except AttributeError:
+        return g
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
@@ -46,7 +52,12 @@ def is_complex(x):
 
 def cj(x):
     """Complex conjugate, skipped (no copy) for real values."""
-    return np.conj(x) if is_complex(x) else x
+    try:
+        if x.dtype.kind != "c":
+            return x
+    except AttributeError:  # a Python scalar
+        return x.conjugate() if type(x) is complex else x
+    return np.conj(x)
 
 
 def zeros_like_value(x):
