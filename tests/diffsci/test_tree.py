@@ -1,0 +1,50 @@
+"""Pytrees: containers without registration, static dataclass fields, registration."""
+
+import collections
+import dataclasses
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+
+NT = collections.namedtuple("NT", "a b")
+
+
+@dataclasses.dataclass
+class DC:
+    x: float
+    y: tuple
+    tag: str = dataclasses.field(default="t", metadata={"static": True})
+
+
+def test_roundtrip_of_nested_containers():
+    tree = {"a": [1.0, (2.0, None)], "b": NT(3.0, np.ones(2)), "c": DC(4.0, (5.0,))}
+    leaves, td = ds.tree_flatten(tree)
+    assert len(leaves) == 6
+    back = ds.tree_unflatten(td, leaves)
+    assert back["a"] == [1.0, (2.0, None)] and isinstance(back["b"], NT)
+    assert isinstance(back["c"], DC) and back["c"].tag == "t" and back["c"].y == (5.0,)
+
+
+def test_tree_map_multiple_trees_and_structure_mismatch():
+    out = ds.tree_map(lambda a, b: a + b, (1, [2]), (10, [20]))
+    assert out == (11, [22])
+    with pytest.raises(ValueError, match="structure"):
+        ds.tree_map(lambda a, b: a + b, (1, [2]), (10, 20))
+
+
+def test_unflatten_wrong_leaf_count():
+    _, td = ds.tree_flatten((1.0, 2.0))
+    with pytest.raises(ValueError, match="2 leaves, got 3"):
+        ds.tree_unflatten(td, [1, 2, 3])
+
+
+def test_register_pytree_node():
+    class Box:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    ds.register_pytree_node(Box, lambda bx: ((bx.a, bx.b), None), lambda aux, ch: Box(*ch))
+    g = ds.grad(lambda bx: bx.a * bx.b)(Box(2.0, 3.0))
+    assert isinstance(g, Box) and (g.a, g.b) == (3.0, 2.0)
