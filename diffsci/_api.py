@@ -306,8 +306,8 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
     Args:
         f: the function.
         argnums: int or tuple of ints.
-        mode: ``"rev"`` (one pullback per output element) or ``"fwd"``
-            (one forward pass per input element).
+        mode: ``"rev"``: one reverse sweep per output element (forward mode,
+            ``"fwd"``, is not available yet).
         has_aux: ``f`` returns ``(value, aux)``; the result is ``(J, aux)``.
 
     Example:
@@ -318,9 +318,10 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
     if mode not in ("rev", "fwd"):
         raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
     if mode == "fwd":
-        from ._forward import jacfwd
-
-        return jacfwd(f, argnums=argnums, has_aux=has_aux)
+        raise ValueError(
+            "jacobian: mode='fwd' needs forward mode, which diffsci does not have yet "
+            "(see the README's status table); use mode='rev'"
+        )
 
     @functools.wraps(f)
     def jac(*args, **kwargs):
