@@ -1,0 +1,69 @@
+# diffsci: `make demo` runs the example gallery, `make test` runs the tests.
+# Both create .venv with python3 if it is missing and install the package into it; a stamp file
+# per extra (.venv/.installed-<extra>), newer than pyproject.toml, skips the reinstall next time.
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+PIP := $(VPY) -m pip --disable-pip-version-check
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help demo test bench gpu-check lint clean distclean
+
+help:
+	@echo "make demo       install into .venv and run the example gallery (writes gallery/index.html)"
+	@echo "make test       install with the test extra into .venv and run pytest (PYTEST_ARGS=...)"
+	@echo "make bench      install, try the bench peers, run every benchmarks/bench_*.py"
+	@echo "make gpu-check  check CUDA kernels against CPU kernels (needs an NVIDIA GPU)"
+	@echo "make lint       ruff check"
+	@echo "make clean      remove generated files and caches (keeps .venv); distclean: .venv too"
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-base: pyproject.toml | $(VPY)
+	$(PIP) install -q -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VPY)
+	$(PIP) install -q -e '.[test]'
+	@touch $@
+
+# The peers are optional: if the extra as a whole fails to install, each peer is tried on its own
+# and the ones that fail are skipped (their benchmark columns are left out). Delete the stamp to
+# try again.
+$(VENV)/.installed-bench: $(VENV)/.installed-base
+	-$(PIP) install -q -e '.[bench]' || for peer in $$($(VPY) -c 'import tomllib; \
+	    print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["bench"]))'); do \
+	    $(PIP) install -q "$$peer" || echo "make bench: could not install $$peer; skipping it"; \
+	done
+	@touch $@
+
+$(VENV)/.installed-cuda: $(VENV)/.installed-base
+	-$(PIP) install -q -e '.[cuda]'
+	@touch $@
+
+demo: $(VENV)/.installed-base
+	$(VPY) -m examples
+
+test: $(VENV)/.installed-test
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed-bench
+	$(VPY) -m benchmarks
+
+gpu-check: $(VENV)/.installed-cuda
+	$(VPY) benchmarks/gpu_check.py
+
+lint: | $(VPY)
+	@$(VPY) -m ruff --version >/dev/null 2>&1 || $(PIP) install -q ruff
+	$(VPY) -m ruff check .
+
+clean:
+	rm -rf gallery bench_results build dist .pytest_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune \
+	    -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,361 @@
+"""Run the example gallery and write a browsable ``gallery/index.html``.
+
+Discovers the flat numbered scripts ``examples/NN_name.py`` and ``examples/<pkg>/NN_name.py``, runs
+each in its own subprocess (this Python, cwd = the repository root, ``MPLBACKEND=Agg``,
+``DIFFSCI_GALLERY_DIR`` = the gallery folder, the repository root on ``PYTHONPATH``) and shows one
+progress line per example. Each example writes PNGs into the gallery folder and prints a final
+``RESULT: ...`` line; the runner attributes to each example the PNGs it created or rewrote, keeps
+its full output in ``gallery/logs/``, and writes ``gallery/index.html``: one section per example
+with its name, the first line of its docstring, its RESULT line, its runtime and its images.
+
+Results are kept in ``gallery/results.json``, so running a few examples with ``-k`` refreshes their
+sections and keeps the others from earlier runs. Every selected example runs even after a failure;
+failures are reported at the end and the exit status is 1 (2 for a selection that matches nothing).
+
+Usage:
+    python -m examples                 # every example, quick settings
+    python -m examples --full          # every example, full settings (passed to each script)
+    python -m examples -k taylor -k quantum/   # only examples whose name contains a substring
+    python -m examples --list          # list the examples and stop
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+EXAMPLES_DIR = Path(__file__).resolve().parent
+REPO_ROOT = EXAMPLES_DIR.parent
+DEFAULT_GALLERY = REPO_ROOT / "gallery"
+SCRIPT_NAME = re.compile(r"^\d+_\w+\.py$")
+RESULT_PREFIX = "RESULT:"
+TAIL_LINES = 25
+
+
+@dataclass(frozen=True)
+class Example:
+    """One gallery script: ``name`` is its path below ``examples/`` without ``.py``."""
+
+    name: str
+    path: Path
+    title: str
+
+
+@dataclass
+class Outcome:
+    """What one run of an example produced (stored in ``gallery/results.json``)."""
+
+    name: str
+    title: str
+    ok: bool
+    seconds: float
+    result: str | None = None
+    images: list[str] = field(default_factory=list)  # relative to the gallery folder
+    log: str = ""  # relative to the gallery folder
+    reason: str = ""  # why it failed
+    output_tail: str = ""  # last lines of output, kept for failures
+    full: bool = False
+    finished: str = ""
+
+
+def docstring_title(path: Path) -> str:
+    """The first line of a script's module docstring ('' if it has none or does not parse)."""
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    except (SyntaxError, UnicodeDecodeError, OSError):
+        return ""
+    return doc.strip().splitlines()[0].strip() if doc and doc.strip() else ""
+
+
+def discover(root: Path = EXAMPLES_DIR) -> list[Example]:
+    """Every ``NN_name.py`` in ``root`` and its direct subfolders; flat ones first, by name."""
+    paths = [p for p in root.glob("*.py") if SCRIPT_NAME.match(p.name)]
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and not folder.name.startswith(("_", ".")):
+            paths += [p for p in folder.glob("*.py") if SCRIPT_NAME.match(p.name)]
+    examples = [
+        Example(p.relative_to(root).with_suffix("").as_posix(), p, docstring_title(p))
+        for p in paths
+    ]
+    return sorted(examples, key=lambda e: (e.name.count("/"), e.name))
+
+
+def select(examples: list[Example], substrings: list[str] | None) -> list[Example]:
+    """The examples whose name contains any of ``substrings`` (case-insensitive); all if none."""
+    if not substrings:
+        return examples
+    wanted = [s.lower() for s in substrings]
+    return [e for e in examples if any(s in e.name.lower() for s in wanted)]
+
+
+def _pngs(gallery: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in gallery.rglob("*.png")}
+
+
+def _example_env(gallery: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MPLBACKEND"] = "Agg"
+    env["DIFFSCI_GALLERY_DIR"] = str(gallery)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run_example(
+    example: Example,
+    gallery: Path,
+    *,
+    full: bool = False,
+    timeout: float | None = None,
+    echo: bool = False,
+) -> Outcome:
+    """Run one example in a subprocess and collect its RESULT line, images and log."""
+    command = [sys.executable, str(example.path)] + (["--full"] if full else [])
+    before = _pngs(gallery)
+    lines: list[str] = []
+    timed_out = threading.Event()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=_example_env(gallery),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    )
+
+    def kill() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill) if timeout else None
+    if timer:
+        timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if echo:
+                print(f"    {line}", end="", flush=True)
+        returncode = proc.wait()
+    finally:
+        if timer:
+            timer.cancel()
+    seconds = time.perf_counter() - start
+
+    after = _pngs(gallery)
+    written = [p for p, mtime in after.items() if before.get(p) != mtime]
+    images = sorted(p.relative_to(gallery).as_posix() for p in written)
+    results = [line for line in lines if line.startswith(RESULT_PREFIX)]
+    result = results[-1][len(RESULT_PREFIX) :].strip() if results else None
+
+    log = gallery / "logs" / (example.name.replace("/", "-") + ".log")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"$ {' '.join(command)}\n" + "\n".join(lines) + "\n", encoding="utf-8")
+
+    reason = ""
+    if timed_out.is_set():
+        reason = f"timed out after {timeout:g} s"
+    elif returncode != 0:
+        reason = f"exit status {returncode}"
+    elif result is None:
+        reason = f"printed no '{RESULT_PREFIX}' line (use examples._common.result)"
+    return Outcome(
+        name=example.name,
+        title=example.title,
+        ok=not reason,
+        seconds=seconds,
+        result=result,
+        images=images,
+        log=log.relative_to(gallery).as_posix(),
+        reason=reason,
+        output_tail="\n".join(lines[-TAIL_LINES:]) if reason else "",
+        full=full,
+        finished=datetime.datetime.now().isoformat(timespec="seconds"),
+    )
+
+
+def load_results(gallery: Path) -> dict[str, Outcome]:
+    """Outcomes of earlier runs from ``gallery/results.json`` (empty if missing or unreadable)."""
+    try:
+        stored = json.loads((gallery / "results.json").read_text(encoding="utf-8"))
+        return {entry["name"]: Outcome(**entry) for entry in stored}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def save_results(gallery: Path, outcomes: list[Outcome]) -> None:
+    text = json.dumps([asdict(o) for o in outcomes], indent=2)
+    (gallery / "results.json").write_text(text, encoding="utf-8")
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
+       color: #222; }
+h1 { margin-bottom: 0.2em; }
+.meta { color: #666; }
+section { border-top: 1px solid #ddd; padding: 0.8em 0; }
+.caption { font-size: 1.05em; }
+.result { background: #f4f8f4; border-left: 4px solid #4a4; padding: 0.4em 0.6em;
+          font-family: ui-monospace, monospace; white-space: pre-wrap; }
+.failed .result, pre.tail { background: #fbf2f2; border-left: 4px solid #c33; }
+pre.tail { padding: 0.4em 0.6em; overflow-x: auto; font-size: 0.85em; }
+.status-ok { color: #282; } .status-failed { color: #c33; font-weight: bold; }
+img { max-width: 100%; margin: 0.4em 0; border: 1px solid #eee; }
+"""
+
+
+def write_index(gallery: Path, outcomes: list[Outcome]) -> Path:
+    """Write ``gallery/index.html`` for ``outcomes`` (in order) and return its path."""
+    esc = html.escape
+    n_ok = sum(o.ok for o in outcomes)
+    generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>diffsci example gallery</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>diffsci example gallery</h1>",
+        f'<p class="meta">{len(outcomes)} examples, {n_ok} ok, '
+        f"{len(outcomes) - n_ok} failed. Generated {esc(generated)} with Python "
+        f"{esc(sys.version.split()[0])}. Rerun with <code>make demo</code> or "
+        "<code>python -m examples [--full] [-k name]</code>.</p>",
+    ]
+    if outcomes:
+        parts.append("<ul>")
+        for o in outcomes:
+            status = "ok" if o.ok else "failed"
+            parts.append(
+                f'<li><a href="#{esc(o.name)}">{esc(o.name)}</a> '
+                f'<span class="status-{status}">{status}</span> {esc(o.title)}</li>'
+            )
+        parts.append("</ul>")
+    else:
+        parts.append("<p>No examples yet: add <code>examples/NN_name.py</code>.</p>")
+    for o in outcomes:
+        status = "ok" if o.ok else "failed"
+        parts.append(f'<section id="{esc(o.name)}" class="{status}">')
+        parts.append(f"<h2>{esc(o.name)}</h2>")
+        if o.title:
+            parts.append(f'<p class="caption">{esc(o.title)}</p>')
+        detail = f"{o.seconds:.1f} s, {'--full' if o.full else 'quick'} run, {esc(o.finished)}"
+        if o.reason:
+            detail += f": {esc(o.reason)}"
+        log_link = f' &middot; <a href="{quote(o.log)}">log</a>' if o.log else ""
+        badge = f'<span class="status-{status}">{status}</span>'
+        parts.append(f'<p class="meta">{badge} ({detail}){log_link}</p>')
+        if o.result is not None:
+            parts.append(f'<div class="result">RESULT: {esc(o.result)}</div>')
+        for image in o.images:
+            parts.append(
+                f'<div><a href="{quote(image)}"><img src="{quote(image)}" alt="{esc(image)}" '
+                'loading="lazy"></a></div>'
+            )
+        if o.output_tail:
+            parts.append(f'<pre class="tail">{esc(o.output_tail)}</pre>')
+        parts.append("</section>")
+    parts.append("</body></html>")
+    index = gallery / "index.html"
+    index.write_text("\n".join(parts) + "\n", encoding="utf-8")
+    return index
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m examples",
+        description="Run the diffsci example gallery and write gallery/index.html.",
+    )
+    parser.add_argument("--full", action="store_true", help="pass --full to every example")
+    parser.add_argument(
+        "-k",
+        dest="select",
+        action="append",
+        metavar="SUBSTRING",
+        help="only examples whose name contains SUBSTRING (case-insensitive; repeatable)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the examples and exit")
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="stop an example that runs longer"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show each example's output")
+    parser.add_argument(
+        "--gallery-dir",
+        type=Path,
+        default=Path(os.environ.get("DIFFSCI_GALLERY_DIR") or DEFAULT_GALLERY),
+        help="where figures, logs and index.html go (default: gallery/)",
+    )
+    args = parser.parse_args(argv)
+    if args.timeout is not None and args.timeout <= 0:
+        parser.error(f"--timeout must be positive seconds; got {args.timeout}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    everything = discover()
+    chosen = select(everything, args.select)
+    if args.list:
+        for example in chosen:
+            print(f"{example.name:<32} {example.title}")
+        return 0
+    if args.select and not chosen:
+        names = ", ".join(e.name for e in everything) or "none yet"
+        print(f"no example matches -k {' -k '.join(args.select)}; examples: {names}")
+        return 2
+
+    gallery = args.gallery_dir.resolve()
+    gallery.mkdir(parents=True, exist_ok=True)
+    if not chosen:
+        print("no examples yet: add examples/NN_name.py or examples/<pkg>/NN_name.py")
+    mode = "--full" if args.full else "quick"
+    print(f"gallery: {len(chosen)} of {len(everything)} examples ({mode}) -> {gallery}")
+
+    ran: list[Outcome] = []
+    start = time.perf_counter()
+    for i, example in enumerate(chosen, start=1):
+        label = f"[{i}/{len(chosen)}] {example.name}"
+        print(f"{label} ...", end="\n" if args.verbose else " ", flush=True)
+        outcome = run_example(
+            example, gallery, full=args.full, timeout=args.timeout, echo=args.verbose
+        )
+        status = "ok" if outcome.ok else f"FAILED: {outcome.reason}"
+        prefix = f"{label} " if args.verbose else ""
+        print(f"{prefix}{status} ({outcome.seconds:.1f} s)", flush=True)
+        ran.append(outcome)
+
+    known = load_results(gallery)
+    known.update({o.name: o for o in ran})
+    listed = [known[e.name] for e in everything if e.name in known]
+    for outcome in listed:  # titles may have changed since an earlier run
+        outcome.title = next(e.title for e in everything if e.name == outcome.name)
+    save_results(gallery, listed)
+    index = write_index(gallery, listed)
+
+    failed = [o for o in ran if not o.ok]
+    total = time.perf_counter() - start
+    print(f"gallery: {len(ran) - len(failed)} ok, {len(failed)} failed in {total:.1f} s")
+    for o in failed:
+        print(f"\nFAILED {o.name}: {o.reason} (full log: {gallery / o.log})")
+        for line in o.output_tail.splitlines():
+            print(f"    {line}")
+    print(f"gallery page: {index}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
