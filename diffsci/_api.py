@@ -31,28 +31,37 @@ _ndarray = np.ndarray
 # ---------------------------------------------------------------------------
 # Leaves: what may be differentiated
 # ---------------------------------------------------------------------------
+def _dtype(v):
+    """dtype of a plain value (fast for arrays and NumPy scalars)."""
+    dt = getattr(v, "dtype", None)
+    return dt if dt is not None else np.result_type(v)
+
+
 def _leaf_value(x, where):
-    """Validate a leaf to differentiate and return the value to trace."""
+    """Validate a leaf to differentiate and return the value to trace.
+
+    ``where`` is a zero-argument function naming the leaf (only called on error).
+    """
     v = getval(x)
-    if isinstance(v, (bool, np.bool_)):
+    if type(v) is _ndarray or isinstance(v, np.generic):
+        kind = v.dtype.kind
+    elif isinstance(v, (bool, np.bool_)):
         kind = "b"
-    elif isinstance(v, numbers.Number) or isinstance(v, (_ndarray, np.generic)):
+    elif isinstance(v, numbers.Number):
         kind = np.asarray(v).dtype.kind
     else:
         raise TypeError(
-            f"cannot differentiate with respect to {where}: it is a {type(v).__name__}, "
+            f"cannot differentiate with respect to {where()}: it is a {type(v).__name__}, "
             f"not an array or a number. Pass it through a closure instead, or mark a "
             f"dataclass field as static with field(metadata={{'static': True}})."
         )
     if kind not in "fc":
         raise TypeError(
-            f"cannot differentiate with respect to {where}: it has integer/boolean dtype "
+            f"cannot differentiate with respect to {where()}: it has integer/boolean dtype "
             f"({type(v).__name__} {v!r:.60}). Gradients are defined for float and complex "
             f"inputs; pass a float (e.g. 5.0 instead of 5) or np.asarray(x, float)."
         )
-    if type(x) is Tracer:  # an outer trace's value: keep it traced
-        return x
-    if type(x) is _ndarray:
+    if type(x) is Tracer or type(x) is _ndarray:  # an outer trace's value stays traced
         return x
     return np.asarray(x)
 
@@ -60,16 +69,15 @@ def _leaf_value(x, where):
 def _finalize(g, x):
     """Turn an accumulated cotangent into the gradient for leaf input ``x``."""
     v = getval(x)
-    is_scalar = not isinstance(v, _ndarray)
-    dtype = np.result_type(v)
+    dtype = _dtype(v)
     if g is None:
         g = np.zeros(np.shape(v), dtype)
     else:
         gv = getval(g)
-        gdt = np.result_type(gv)
+        gdt = _dtype(gv)
         if gdt.kind == "c" and dtype.kind != "c":
             g = np.real(g)
-            gdt = np.result_type(getval(g))
+            gdt = _dtype(getval(g))
         if gdt != dtype:
             g = g.astype(dtype)
         if np.shape(getval(g)) != np.shape(v):
@@ -79,8 +87,8 @@ def _finalize(g, x):
             )
         if type(g) is _ndarray and (g.base is not None or not g.flags.writeable):
             g = g.copy()  # never hand out views of residuals or read-only broadcasts
-    if is_scalar and type(g) is _ndarray:
-        g = g[()]
+    if type(g) is _ndarray and not isinstance(v, _ndarray):
+        g = g[()]  # a Python or NumPy scalar input gets a NumPy scalar gradient
     return g
 
 
@@ -105,8 +113,10 @@ class _Traced:
         diff = [args[i] for i in argnums]
         leaves, self.in_tree = tree_flatten(diff)
         self.in_leaves = leaves
-        paths = _leaf_paths(diff, argnums)
-        self.tracers = [tape.leaf(_leaf_value(x, w)) for x, w in zip(leaves, paths)]
+        self.tracers = [
+            tape.leaf(_leaf_value(x, lambda k=k: _leaf_paths(diff, argnums)[k]))
+            for k, x in enumerate(leaves)
+        ]
         new_diff = tree_unflatten(self.in_tree, self.tracers)
         call = list(args)
         for i, d in zip(argnums, new_diff):
@@ -245,20 +255,21 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 )
             out, aux = out
         v = getval(out)
-        if np.shape(v) != () or not isinstance(v, (_ndarray, np.generic, numbers.Number)):
+        if not isinstance(v, (_ndarray, np.generic, numbers.Number)) or np.shape(v) != ():
             raise TypeError(
                 f"grad requires {_name(f)} to return a scalar, got "
                 f"{type(v).__name__} of shape {np.shape(v) if hasattr(v, 'shape') else '?'}. "
                 f"For vector outputs use diffsci.jacobian (the full Jacobian) or "
                 f"diffsci.pullback (vector-Jacobian products); or reduce with .sum()."
             )
-        if np.iscomplexobj(v):
+        dt = _dtype(v)
+        if dt.kind == "c":
             raise TypeError(
                 f"grad requires a real scalar output; {_name(f)} returned a complex value. "
                 f"Differentiate its real part (np.real(...)) or abs(...)**2, or use "
                 f"diffsci.pullback / diffsci.wirtinger for holomorphic functions."
             )
-        seeds = {out._idx: np.ones((), np.result_type(v))} if traced.owns(out) else {}
+        seeds = {out._idx: np.ones((), dt)} if traced.owns(out) else {}
         grads = tree_unflatten(traced.in_tree, traced.backward(seeds))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = out._value if traced.owns(out) else out

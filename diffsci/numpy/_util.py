@@ -52,11 +52,13 @@ def is_complex(x):
 
 def cj(x):
     """Complex conjugate, skipped (no copy) for real values."""
-    try:
-        if x.dtype.kind != "c":
-            return x
-    except AttributeError:  # a Python scalar
-        return x.conjugate() if type(x) is complex else x
+    t = type(x)
+    if t is float or t is int:
+        return x
+    if t is complex:
+        return x.conjugate()
+    if x.dtype.kind != "c":
+        return x
     return np.conj(x)
 
 
