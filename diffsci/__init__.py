@@ -22,6 +22,7 @@ from ._api import (
 )
 from ._core import MissingRuleError, Tracer, defjvp, defvjp, primitive
 from ._custom import custom_vjp
+from ._ops import logsumexp, softmax
 from ._tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __version__ = "0.1.0.dev0"
@@ -37,10 +38,12 @@ __all__ = [
     "hook",
     "jacobian",
     "jacrev",
+    "logsumexp",
     "numpy",
     "primitive",
     "pullback",
     "register_pytree_node",
+    "softmax",
     "stop_gradient",
     "tree_flatten",
     "tree_leaves",
