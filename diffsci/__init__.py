@@ -22,6 +22,7 @@ from ._api import (
 )
 from ._core import MissingRuleError, Tracer, defjvp, defvjp, primitive
 from ._custom import custom_vjp
+from ._forward import custom_jvp, forwarddiff, hessian, hvp, jacfwd, jvp
 from ._ops import logsumexp, softmax
 from ._tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
 
@@ -30,14 +31,20 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "MissingRuleError",
     "Tracer",
+    "custom_jvp",
     "custom_vjp",
     "defjvp",
     "defvjp",
     "extend",
+    "forwarddiff",
     "grad",
+    "hessian",
     "hook",
+    "hvp",
+    "jacfwd",
     "jacobian",
     "jacrev",
+    "jvp",
     "logsumexp",
     "numpy",
     "primitive",

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from ._core import Tape, Tracer, backward, getval, primitive
+from ._core import Dual, Tape, Tracer, backward, getval, primitive
 from ._tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -61,8 +61,8 @@ def _leaf_value(x, where):
             f"({type(v).__name__} {v!r:.60}). Gradients are defined for float and complex "
             f"inputs; pass a float (e.g. 5.0 instead of 5) or np.asarray(x, float)."
         )
-    if type(x) is Tracer or type(x) is _ndarray:  # an outer trace's value stays traced
-        return x
+    if type(x) is Tracer or type(x) is Dual or type(x) is _ndarray:
+        return x  # an outer trace's value stays traced
     return np.asarray(x)
 
 
@@ -198,7 +198,7 @@ def pullback(f, *args, **kwargs):
                     f"of output {k} of {_name(f)})"
                 )
             if traced.owns(o):
-                b = b if isinstance(b, (_ndarray, Tracer)) else np.asarray(b)
+                b = b if isinstance(b, (_ndarray, Tracer, Dual)) else np.asarray(b)
                 i = o._idx
                 seeds[i] = b if i not in seeds else seeds[i] + b
         grads = traced.backward(seeds)
@@ -317,8 +317,8 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
     Args:
         f: the function.
         argnums: int or tuple of ints.
-        mode: ``"rev"``: one reverse sweep per output element (forward mode,
-            ``"fwd"``, is not available yet).
+        mode: ``"rev"``: one reverse sweep per output element; ``"fwd"``: one
+            forward pass per input element (cheaper for few inputs).
         has_aux: ``f`` returns ``(value, aux)``; the result is ``(J, aux)``.
 
     Example:
@@ -329,10 +329,9 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
     if mode not in ("rev", "fwd"):
         raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
     if mode == "fwd":
-        raise ValueError(
-            "jacobian: mode='fwd' needs forward mode, which diffsci does not have yet "
-            "(see the README's status table); use mode='rev'"
-        )
+        from ._forward import jacfwd
+
+        return jacfwd(f, argnums=argnums, has_aux=has_aux)
 
     @functools.wraps(f)
     def jac(*args, **kwargs):

@@ -33,6 +33,8 @@ import itertools
 import numpy as np
 
 __all__ = [
+    "Dual",
+    "ForwardTrace",
     "Tracer",
     "record",
     "Tape",
@@ -124,14 +126,43 @@ def record(tape, value, rules, parents, args, kwargs=None):
     return t
 
 
+class ForwardTrace:
+    """One forward-mode trace: only a level (dual values carry their tangents)."""
+
+    __slots__ = ("level", "__weakref__")
+
+    def __init__(self):
+        self.level = next(_levels)
+
+
+class Dual:
+    """A value carrying a tangent for forward mode (a dual number over arrays).
+
+    Same ndarray face as :class:`Tracer` (the methods are attached to both).
+    Rules run eagerly: a primitive applied to duals returns a dual whose
+    tangent is the sum of the primitive's JVP rules over its dual arguments.
+    """
+
+    __slots__ = ("_value", "_tangent", "_tape")
+    __array_priority__ = 1000.0
+
+    def __init__(self, value, tangent, trace):
+        self._value = value
+        self._tangent = tangent
+        self._tape = trace
+
+    def __repr__(self):
+        return f"Dual({self._value!r}, tangent={self._tangent!r}, level={self._tape.level})"
+
+
 def is_tracer(x):
-    """True if ``x`` is a traced value (at any nesting level)."""
-    return type(x) is Tracer
+    """True if ``x`` is a traced value (reverse or forward mode, any nesting level)."""
+    return type(x) is Tracer or type(x) is Dual
 
 
 def getval(x):
     """The plain value under any number of trace levels (cuts the gradient)."""
-    while type(x) is Tracer:
+    while type(x) is Tracer or type(x) is Dual:
         x = x._value
     return x
 
@@ -160,26 +191,29 @@ def primitive(fun=None, *, name=None):
     jvps = Rules(vjps.name)
 
     def general(args, kwargs):
-        # Any arity, any mix of trace levels.
+        # Any arity, any mix of trace levels and modes.
         top = None
         level = 0
         for a in args:
-            if type(a) is Tracer and a._tape.level > level:
+            ta = type(a)
+            if (ta is Tracer or ta is Dual) and a._tape.level > level:
                 top = a._tape
                 level = top.level
         if top is None:
             return fun(*args, **kwargs) if kwargs else fun(*args)
+        if type(top) is ForwardTrace:
+            return forward(top, args, kwargs)
         vals = list(args)
         parents = [None] * len(args)
         nested = False
         for i, a in enumerate(args):
-            if type(a) is Tracer:
-                if a._tape is top:
-                    vals[i] = v = a._value
-                    parents[i] = a._idx
-                    nested = nested or type(v) is Tracer
-                else:
-                    nested = True
+            ta = type(a)
+            if ta is Tracer and a._tape is top:
+                vals[i] = v = a._value
+                parents[i] = a._idx
+                nested = nested or type(v) is Tracer or type(v) is Dual
+            elif ta is Tracer or ta is Dual:
+                nested = True
         kwargs = kwargs or None
         if nested:
             ans = wrapped(*vals, **kwargs) if kwargs else wrapped(*vals)
@@ -190,9 +224,30 @@ def primitive(fun=None, *, name=None):
         recs.append(t)
         return t
 
+    def forward(top, args, kwargs):
+        # Forward mode: primal by recursion (lower levels record themselves),
+        # tangent as the sum of the JVP rules of the dual arguments.
+        primals = list(args)
+        duals = []
+        for i, a in enumerate(args):
+            if type(a) is Dual and a._tape is top:
+                primals[i] = a._value
+                duals.append((i, a._tangent))
+        ans = wrapped(*primals, **kwargs) if kwargs else wrapped(*primals)
+        kwargs = kwargs or {}
+        out = None
+        for i, t in duals:
+            rule = jvps.get(i)
+            if rule is None:
+                c = _jvp_from_vjp(vjps, i, t, ans, primals, kwargs)
+            else:
+                c = rule(t, ans, *primals, **kwargs)
+            out = c if out is None else out + c
+        return Dual(ans, out, top)
+
     # The fast paths below are ``general`` unrolled for one and two positional
-    # arguments at a single trace level, without keyword arguments: they carry
-    # most of the per-op overhead budget (see benchmarks/bench_overhead.py).
+    # arguments at a single reverse-mode level, without keyword arguments: they
+    # carry most of the per-op overhead budget (benchmarks/bench_overhead.py).
     def wrapped(*args, **kwargs):
         if kwargs:
             return general(args, kwargs)
@@ -200,9 +255,9 @@ def primitive(fun=None, *, name=None):
         if n == 1:
             a = args[0]
             if type(a) is not Tracer:
-                return fun(a)
+                return general(args, None) if type(a) is Dual else fun(a)
             v = a._value
-            if type(v) is Tracer:
+            if type(v) is Tracer or type(v) is Dual:
                 return general(args, None)
             ans = fun(v)
             tape = a._tape
@@ -212,26 +267,31 @@ def primitive(fun=None, *, name=None):
             return t
         if n == 2:
             a, b = args
-            if type(a) is Tracer:
+            ta = type(a)
+            tb = type(b)
+            if ta is Tracer:
                 va = a._value
-                if type(b) is Tracer:
+                if tb is Tracer:
                     vb = b._value
-                    if a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer:
+                    if (a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer
+                            or type(va) is Dual or type(vb) is Dual):
                         return general(args, None)
                     parents = (a._idx, b._idx)
                 else:
-                    if type(va) is Tracer:
+                    if tb is Dual or type(va) is Tracer or type(va) is Dual:
                         return general(args, None)
                     vb = b
                     parents = (a._idx, None)
                 tape = a._tape
-            elif type(b) is Tracer:
+            elif tb is Tracer:
                 vb = b._value
-                if type(vb) is Tracer:
+                if ta is Dual or type(vb) is Tracer or type(vb) is Dual:
                     return general(args, None)
                 va = a
                 parents = (None, b._idx)
                 tape = b._tape
+            elif ta is Dual or tb is Dual:
+                return general(args, None)
             else:
                 return fun(a, b)
             ans = fun(va, vb)
@@ -307,6 +367,36 @@ def nondifferentiable(fun, name=None):
 # ---------------------------------------------------------------------------
 # The reverse sweep
 # ---------------------------------------------------------------------------
+def _jvp_from_vjp(vjps, argnum, t, ans, primals, kwargs):
+    """Forward-mode fallback for a primitive with a VJP rule but no JVP rule.
+
+    The VJP is linear in its cotangent v, so J t = ∇_v ⟨t, Jᵀ v⟩ (real inner
+    product Re Σ conj(t)·Jᵀv): one reverse pass over the VJP rule itself.
+    Explicit JVP rules (:func:`defjvp`) are faster; this keeps every primitive
+    usable in forward mode.
+    """
+    rule = vjps.get(argnum)
+    if rule is None:
+        name = vjps.name
+        raise MissingRuleError(
+            f"primitive '{name}' has neither a forward-mode (JVP) nor a reverse-mode (VJP) "
+            f"rule for positional argument {argnum}, which is being differentiated in forward "
+            f"mode. Register one with diffsci.extend.defjvp({name}, ..., argnums=({argnum},))."
+        )
+    from ._api import grad  # the transforms sit above this layer
+
+    a = getval(ans)
+    v0 = np.zeros(np.shape(a), np.result_type(a))
+
+    def pairing(v):
+        c = rule(v, ans, *primals, **kwargs)
+        prod = np.conj(t) * c if np.iscomplexobj(getval(c)) or np.iscomplexobj(getval(t)) \
+            else t * c
+        return np.sum(np.real(prod)) if np.iscomplexobj(getval(prod)) else np.sum(prod)
+
+    return grad(pairing)(v0)
+
+
 def _missing(rules, argnum):
     name = rules.name
     return MissingRuleError(

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ._core import Tracer, _add, getval, record
+from ._core import Dual, ForwardTrace, Tracer, _add, getval, record
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp"]
@@ -72,7 +72,8 @@ class custom_vjp:
         leaves, in_tree = tree_flatten(args)
         top = None
         for x in leaves:
-            if type(x) is Tracer and (top is None or x._tape.level > top.level):
+            if (type(x) is Tracer or type(x) is Dual) and (top is None
+                                                           or x._tape.level > top.level):
                 top = x._tape
         if top is None:
             return self.fun(*args)
@@ -81,6 +82,8 @@ class custom_vjp:
                 f"custom_vjp function {self.__name__} has no rules: call "
                 f"{self.__name__}.defvjp(fwd, bwd) before differentiating it"
             )
+        if type(top) is ForwardTrace:
+            return self._forward(top, leaves, in_tree)
         vals = []
         parents = []
         for x in leaves:
@@ -103,11 +106,45 @@ class custom_vjp:
                 new.append(o)
         return tree_unflatten(out_tree, new)
 
-    def _back(self, grads, owned, g, rec):
-        parents, out_leaves, res = rec._parents, rec._value, rec._args
-        in_tree, out_tree = rec._kwargs
-        gs = [np.zeros_like(getval(o)) if c is None else c for c, o in zip(g, out_leaves)]
-        cts = self.bwd(res, tree_unflatten(out_tree, gs))
+    def _forward(self, top, leaves, in_tree):
+        """Forward mode from the VJP: J u = ∇_v Σ Re⟨u, bwd(res, v)⟩ (bwd is linear in v)."""
+        from ._api import grad
+
+        primals, tangents = [], []
+        for x in leaves:
+            if type(x) is Dual and x._tape is top:
+                primals.append(x._value)
+                tangents.append(x._tangent)
+            else:
+                primals.append(x)
+                tangents.append(None)
+        out, res = self.fwd(*tree_unflatten(in_tree, primals))
+        out_leaves, out_tree = tree_flatten(out)
+        diff = [k for k, o in enumerate(out_leaves) if _is_numeric(o)
+                and np.result_type(getval(o)).kind in "fc"]
+        if not diff:
+            return out
+
+        def pairing(*vs):
+            gs = [np.zeros_like(getval(o)) for o in out_leaves]
+            for k, v in zip(diff, vs):
+                gs[k] = v
+            cts = self._cotangent_leaves(self.bwd(res, tree_unflatten(out_tree, gs)), in_tree)
+            total = 0.0
+            for u, c in zip(tangents, cts):
+                if u is not None and c is not None:
+                    total = total + np.sum(np.real(np.conj(u) * c))
+            return total
+
+        v0 = [np.zeros_like(getval(out_leaves[k])) for k in diff]
+        tans = grad(pairing, argnums=tuple(range(len(v0))))(*v0)
+        new = list(out_leaves)
+        for k, t in zip(diff, tans):
+            new[k] = Dual(out_leaves[k], t, top)
+        return tree_unflatten(out_tree, new)
+
+    def _cotangent_leaves(self, cts, in_tree):
+        """Flatten bwd's tuple of per-argument cotangents to one entry per input leaf."""
         if not isinstance(cts, tuple):
             raise TypeError(
                 f"custom_vjp {self.__name__}: bwd must return a tuple with one cotangent per "
@@ -131,6 +168,14 @@ class custom_vjp:
                         f"expected {sub!r} (the argument's structure)"
                     )
                 ct_leaves.extend(cl)
+        return ct_leaves
+
+    def _back(self, grads, owned, g, rec):
+        parents, out_leaves, res = rec._parents, rec._value, rec._args
+        in_tree, out_tree = rec._kwargs
+        gs = [np.zeros_like(getval(o)) if c is None else c for c, o in zip(g, out_leaves)]
+        cts = self.bwd(res, tree_unflatten(out_tree, gs))
+        ct_leaves = self._cotangent_leaves(cts, in_tree)
         for p, c in zip(parents, ct_leaves):
             if p is not None and c is not None:
                 _add(grads, owned, p, c)

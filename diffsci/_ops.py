@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from . import _kernels as K
-from ._core import Tracer, getval
+from ._core import getval, is_tracer
 from ._custom import custom_vjp
 
 __all__ = ["logsumexp", "softmax"]
@@ -35,7 +35,7 @@ _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # ---------------------------------------------------------------------------
 def _validate(x, axis, fname):
     """Check ``x`` and ``axis``; return ``(x, axis)`` with x an array and axis normalised."""
-    if type(x) is not Tracer and type(x) is not np.ndarray:
+    if not is_tracer(x) and type(x) is not np.ndarray:
         x = np.asarray(x)  # lists, Python and NumPy scalars
     v = getval(x)
     if not isinstance(v, (np.ndarray, np.generic)):
@@ -78,7 +78,7 @@ def _validate(x, axis, fname):
 
 
 def _is_traced(*xs):
-    return any(type(x) is Tracer for x in xs)
+    return any(is_tracer(x) for x in xs)
 
 
 # ---------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def _logsumexp(x, axis, keepdims):
 
 
 def _logsumexp_fwd(x, axis, keepdims):
-    if type(x) is Tracer:  # a lower trace level is recording too: let it
+    if is_tracer(x):  # a lower trace level is recording too: let it
         out = _logsumexp(x, axis, keepdims)
         return out, (x, out, axis, keepdims, None)
     rows = _to_rows(x, axis)
@@ -234,7 +234,7 @@ def _softmax(x, axis):
 
 
 def _softmax_fwd(x, axis):
-    if type(x) is Tracer:
+    if is_tracer(x):
         y = _softmax(x, axis)
         return y, (y, axis, None)
     rows = K.softmax_rows(_to_rows(x, axis))

@@ -30,7 +30,7 @@ from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
     uint8,
 )
 
-from . import _vjps  # noqa: F401  registers the rules
+from . import _jvps, _vjps  # noqa: F401  register the rules
 from ._tracer_methods import install as _install
 from ._tracer_methods import register_numpy_function
 from ._wrap import *  # noqa: F403

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import Tracer, getval
+from .._core import Dual, Tracer, getval
 
 _UFUNCS = {}  # np.ufunc -> diffsci function
 _FUNCS = {}  # numpy function -> diffsci function
@@ -104,8 +104,13 @@ def _compare(f):
 
 
 def install(dnp):
-    """Attach operators, methods and the NumPy protocols to Tracer, from namespace ``dnp``."""
-    T = Tracer
+    """Attach operators, methods and the NumPy protocols to the traced types, from ``dnp``."""
+    for T in (Tracer, Dual):
+        _attach(T, dnp)
+    _build_tables(dnp)
+
+
+def _attach(T, dnp):
     # Arithmetic operators: bound directly to the primitives.
     T.__add__, T.__radd__ = dnp.add, _swap(dnp.add)
     T.__sub__, T.__rsub__ = dnp.subtract, _swap(dnp.subtract)
@@ -173,7 +178,10 @@ def install(dnp):
     T.transpose = lambda self, *axes: dnp.transpose(
         self, (axes[0] if len(axes) == 1 else axes) if axes else None)
 
-    # The dispatch tables for NumPy's protocols, by matching names.
+
+
+def _build_tables(dnp):
+    """The dispatch tables for NumPy's protocols, by matching names."""
     for name in dir(dnp):
         if name.startswith("_"):
             continue
