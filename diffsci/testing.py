@@ -31,7 +31,7 @@ TOLERANCES = {
 }
 
 
-def check_grads(f, args, order=1, modes=("rev",), eps=None, rtol=None, atol=None, seed=0):
+def check_grads(f, args, order=1, modes=("rev", "fwd"), eps=None, rtol=None, atol=None, seed=0):
     """Check the derivatives of ``f`` at ``args`` against central finite differences.
 
     Args:
@@ -41,8 +41,9 @@ def check_grads(f, args, order=1, modes=("rev",), eps=None, rtol=None, atol=None
         args: a tuple (or list) of positional arguments.
         order: derivative order to check; order 2 checks the derivative
             functions themselves (e.g. the VJP of the VJP).
-        modes: which modes to check: ``"rev"`` (VJP) and, when forward mode is
-            available, ``"fwd"`` (JVP).
+        modes: which modes to check: ``"rev"`` (the VJP, through the adjoint
+            identity) and ``"fwd"`` (the JVP, against the differences directly).
+            With ``order=2`` every composition is checked ("VJP of JVP of f" ...).
         eps, rtol, atol: override the per-dtype defaults of :data:`TOLERANCES`.
             Inputs in float32/complex64 are checked in that precision with the
             float32 defaults; everything else in float64.
