@@ -30,9 +30,14 @@ from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
     uint8,
 )
 
-from . import _jvps, _vjps  # noqa: F401  register the rules
+from . import (  # noqa: F401  _jvps, _vjps register the rules; linalg is a submodule
+    _jvps,
+    _vjps,
+    linalg,
+)
+from ._composite import *  # noqa: F403
 from ._tracer_methods import install as _install
-from ._tracer_methods import register_numpy_function
+from ._tracer_methods import register_numpy_function  # noqa: F401
 from ._wrap import *  # noqa: F403
 from ._wrap import _nd
 
