@@ -48,10 +48,10 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     kwargs.pop("out", None)
     if method == "__call__":
         f = _UFUNCS.get(ufunc)
-    elif method == "reduce":
-        f = _REDUCE.get(ufunc)
-    elif method == "accumulate":
-        f = _ACCUMULATE.get(ufunc)
+    elif method in ("reduce", "accumulate"):
+        f = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
+        if len(inputs) == 1:  # ufunc.reduce/accumulate work along axis 0 by default
+            kwargs.setdefault("axis", 0)
     else:
         f = None
     if f is None:
@@ -173,6 +173,9 @@ def _attach(T, dnp):
     ]:
         if hasattr(dnp, name):
             setattr(T, name, method(name))
+    T.flatten = lambda self, order="C": dnp.ravel(self, order)
+    T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: (
+        dnp.astype(self, dtype, copy=copy))
     T.reshape = lambda self, *shape, **kw: dnp.reshape(
         self, shape[0] if len(shape) == 1 else shape, **kw)
     T.transpose = lambda self, *axes: dnp.transpose(

@@ -13,8 +13,6 @@ singular-vector gradients for repeated singular values (they come out inf/NaN).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 from numpy.linalg import LinAlgError  # noqa: F401  re-exported
 
@@ -29,9 +27,10 @@ __all__ = [
     "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+# NumPy's own result types (namedtuples), so traced and plain results have one structure.
+EighResult = type(np.linalg.eigh(np.eye(1)))
+SVDResult = type(np.linalg.svd(np.eye(1)))
+SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 
 matmul = W.matmul
 tensordot = W.tensordot
