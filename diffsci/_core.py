@@ -68,11 +68,12 @@ class Rules(dict):
 class Tape:
     """One trace: a level (for nesting) and a flat list of records (tracers)."""
 
-    __slots__ = ("level", "records", "__weakref__")
+    __slots__ = ("level", "records", "writes", "__weakref__")
 
     def __init__(self):
         self.level = next(_levels)
         self.records = []
+        self.writes = None  # indices of in-place write records (see _inplace.py)
 
     def leaf(self, value):
         """Start tracing ``value`` on this tape; returns its tracer."""
@@ -409,7 +410,7 @@ def _missing(rules, argnum):
 
 def _add(grads, owned, p, c):
     cur = grads[p]
-    if cur is None:
+    if cur is None or cur is _UNDO:
         grads[p] = c
     elif p in owned and type(cur) is _ndarray and type(c) is _ndarray and cur.dtype == c.dtype:
         cur += c
@@ -430,11 +431,22 @@ def backward(tape, seeds):
         theirs; interior entries are released as the sweep passes them).
     """
     recs = tape.records
-    n = max(seeds) + 1
+    writes = tape.writes
+    n = len(recs) if writes else max(seeds) + 1
     grads = [None] * n
     owned = set()
     for i, g in seeds.items():
         _add(grads, owned, i, g)
+    if writes:  # in-place writes: check lineage, visit every write to undo it
+        _inplace.prepare(tape, grads)
+        try:
+            return _sweep(recs, grads, owned, n)
+        finally:
+            _inplace.redo(tape)
+    return _sweep(recs, grads, owned, n)
+
+
+def _sweep(recs, grads, owned, n):
     for i in range(n - 1, -1, -1):
         g = grads[i]
         if g is None:
@@ -475,3 +487,8 @@ def backward(tape, seeds):
             else:
                 _add(grads, owned, p, c)
     return grads
+
+
+from . import _inplace  # noqa: E402  (in-place writes build on the records defined above)
+
+_UNDO = _inplace._UNDO

@@ -35,6 +35,9 @@ from . import (  # noqa: F401  _jvps, _vjps register the rules; linalg is a subm
     _vjps,
     linalg,
 )
+import numpy as _np
+
+from .._inplace import buffer_like as _buffer_like
 from ._composite import *  # noqa: F403
 from ._tracer_methods import install as _install
 from ._tracer_methods import register_numpy_function  # noqa: F401
@@ -42,6 +45,11 @@ from ._wrap import *  # noqa: F403
 from ._wrap import _nd
 
 globals().update(_nd)
+
+# Buffers made from traced arrays are traced constants, so in-place writes can fill them.
+zeros_like = _buffer_like(_np.zeros_like)
+ones_like = _buffer_like(_np.ones_like)
+empty_like = _buffer_like(_np.empty_like)
 
 _install(__import__(__name__, fromlist=["*"]))
 del _install

@@ -8,8 +8,12 @@ to diffsci's primitives; a NumPy function without a diffsci rule raises.
 
 from __future__ import annotations
 
+import dis
+import sys
+
 import numpy as np
 
+from .. import _inplace
 from .._core import Dual, Tracer, getval
 
 _UFUNCS = {}  # np.ufunc -> diffsci function
@@ -40,12 +44,12 @@ def _no_rule(what, name):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if kwargs.get("out") is not None:
-        raise TypeError(
-            f"numpy.{ufunc.__name__}(..., out=...) on a traced value: writing into an "
-            f"output array is not supported yet; use the returned value instead."
-        )
-    kwargs.pop("out", None)
+    out = kwargs.pop("out", None)
+    if out is not None:  # compute, then write into the output array (in place)
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(outs) != 1:
+            raise TypeError(f"numpy.{ufunc.__name__}: out= with several outputs on traced values")
+        return _inplace.write_out(outs[0], _array_ufunc(self, ufunc, method, *inputs, **kwargs))
     if method == "__call__":
         f = _UFUNCS.get(ufunc)
     elif method in ("reduce", "accumulate"):
@@ -73,16 +77,34 @@ def _array(self, *args, **kwargs):
         "a traced value is being converted to a plain NumPy array (np.asarray, np.array, "
         "ndarray.__array__ or a compiled extension). That would silently cut the gradient. "
         "Use diffsci.numpy / NumPy functions that dispatch to diffsci (np.stack instead of "
-        "np.array([...]) for lists of traced values), or call diffsci.stop_gradient(x) to "
-        "take the plain value on purpose."
+        "np.array([...]) for lists of traced values); to fill a buffer with traced values "
+        "create it traced (buf = np.zeros_like(x) for traced x), not with np.zeros; or call "
+        "diffsci.stop_gradient(x) to take the plain value on purpose."
     )
 
 
-def _setitem(self, idx, value):
-    raise TypeError(
-        "in-place assignment into a traced array (x[idx] = v) is not supported yet; "
-        "build the result functionally, e.g. with diffsci.numpy.where or concatenate."
-    )
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
+def _plain(convert):
+    """float()/int()/complex() of a traced value: the plain value, cutting the gradient.
+
+    NumPy calls ``__float__`` itself for ``plain_array[i] = traced``; that
+    would silently drop the gradient, so a conversion issued by an item
+    assignment statement raises instead of converting.
+    """
+
+    def conv(self):
+        frame = sys._getframe(1)
+        if frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
+            raise TypeError(
+                "a traced value is being stored into a plain NumPy array (plain[i] = traced); "
+                "that would silently cut the gradient. Create the buffer traced instead "
+                "(buf = np.zeros_like(x) for traced x), or store float(x) explicitly to cut it."
+            )
+        return convert(getval(self))
+
+    return conv
 
 
 def _shape(self):
@@ -132,9 +154,9 @@ def _attach(T, dnp):
     T.__ge__ = _compare(np.greater_equal)
     T.__hash__ = None
     # Conversions to plain Python values cut the gradient (as in PyTorch).
-    T.__float__ = lambda self: float(getval(self))
-    T.__int__ = lambda self: int(getval(self))
-    T.__complex__ = lambda self: complex(getval(self))
+    T.__float__ = _plain(float)
+    T.__int__ = _plain(int)
+    T.__complex__ = _plain(complex)
     T.__bool__ = lambda self: bool(getval(self))
     T.__index__ = lambda self: getval(self).__index__()
     T.__format__ = lambda self, spec: format(getval(self), spec)
@@ -143,7 +165,11 @@ def _attach(T, dnp):
     T.__len__ = lambda self: len(getval(self))
     T.__iter__ = _iter
     T.__getitem__ = dnp.getitem
-    T.__setitem__ = _setitem
+    # In-place writes go to the real memory and are recorded (see diffsci/_inplace.py).
+    T.__setitem__ = _inplace.setitem
+    for op, name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                     ("truediv", "true_divide"), ("pow", "power"), ("matmul", "matmul")]:
+        setattr(T, f"__i{op}__", _inplace.inplace(getattr(dnp, name)))
     # NumPy protocols.
     T.__array__ = _array
     T.__array_ufunc__ = _array_ufunc
