@@ -51,6 +51,18 @@ _ndarray = np.ndarray
 _levels = itertools.count(1)
 
 
+class _Missing:
+    """Marks an absent positional argument in the primitive wrapper's signature."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<no argument>"
+
+
+_NO = _Missing()
+
+
 class MissingRuleError(NotImplementedError):
     """Raised when a primitive is differentiated along an argument it has no rule for."""
 
@@ -200,6 +212,13 @@ def primitive(fun=None, *, name=None):
             if (ta is Tracer or ta is Dual) and a._tape.level > level:
                 top = a._tape
                 level = top.level
+        if kwargs:
+            for k, v in kwargs.items():
+                if type(v) is Tracer or type(v) is Dual:
+                    raise TypeError(
+                        f"{vjps.name}: the traced value passed as keyword argument {k!r} would "
+                        f"not be differentiated; pass it positionally"
+                    )
         if top is None:
             return fun(*args, **kwargs) if kwargs else fun(*args)
         if type(top) is ForwardTrace:
@@ -249,58 +268,55 @@ def primitive(fun=None, *, name=None):
     # The fast paths below are ``general`` unrolled for one and two positional
     # arguments at a single reverse-mode level, without keyword arguments: they
     # carry most of the per-op overhead budget (benchmarks/bench_overhead.py).
-    def wrapped(*args, **kwargs):
-        if kwargs:
-            return general(args, kwargs)
-        n = len(args)
-        if n == 1:
-            a = args[0]
+    def wrapped(a=_NO, b=_NO, /, *rest, **kwargs):
+        # One or two positional arguments, no keywords: the fast paths.  The
+        # positional-only defaults spare the *args tuple of the common calls.
+        if kwargs or rest or a is _NO:
+            return general(tuple(x for x in (a, b) if x is not _NO) + rest, kwargs)
+        if b is _NO:
             if type(a) is not Tracer:
-                return general(args, None) if type(a) is Dual else fun(a)
+                return general((a,), None) if type(a) is Dual else fun(a)
             v = a._value
             if type(v) is Tracer or type(v) is Dual:
-                return general(args, None)
+                return general((a,), None)
             ans = fun(v)
             tape = a._tape
             recs = tape.records
             t = Tracer(ans, tape, len(recs), vjps, a._idx, v, None)
             recs.append(t)
             return t
-        if n == 2:
-            a, b = args
-            ta = type(a)
-            tb = type(b)
-            if ta is Tracer:
-                va = a._value
-                if tb is Tracer:
-                    vb = b._value
-                    if (a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer
-                            or type(va) is Dual or type(vb) is Dual):
-                        return general(args, None)
-                    parents = (a._idx, b._idx)
-                else:
-                    if tb is Dual or type(va) is Tracer or type(va) is Dual:
-                        return general(args, None)
-                    vb = b
-                    parents = (a._idx, None)
-                tape = a._tape
-            elif tb is Tracer:
+        ta = type(a)
+        tb = type(b)
+        if ta is Tracer:
+            va = a._value
+            if tb is Tracer:
                 vb = b._value
-                if ta is Dual or type(vb) is Tracer or type(vb) is Dual:
-                    return general(args, None)
-                va = a
-                parents = (None, b._idx)
-                tape = b._tape
-            elif ta is Dual or tb is Dual:
-                return general(args, None)
+                if (a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer
+                        or type(va) is Dual or type(vb) is Dual):
+                    return general((a, b), None)
+                parents = (a._idx, b._idx)
             else:
-                return fun(a, b)
-            ans = fun(va, vb)
-            recs = tape.records
-            t = Tracer(ans, tape, len(recs), vjps, parents, (va, vb), None)
-            recs.append(t)
-            return t
-        return general(args, None)
+                if tb is Dual or type(va) is Tracer or type(va) is Dual:
+                    return general((a, b), None)
+                vb = b
+                parents = (a._idx, None)
+            tape = a._tape
+        elif tb is Tracer:
+            vb = b._value
+            if ta is Dual or type(vb) is Tracer or type(vb) is Dual:
+                return general((a, b), None)
+            va = a
+            parents = (None, b._idx)
+            tape = b._tape
+        elif ta is Dual or tb is Dual:
+            return general((a, b), None)
+        else:
+            return fun(a, b)
+        ans = fun(va, vb)
+        recs = tape.records
+        t = Tracer(ans, tape, len(recs), vjps, parents, (va, vb), None)
+        recs.append(t)
+        return t
 
     wrapped.__name__ = name or getattr(fun, "__name__", "primitive")
     wrapped.__qualname__ = wrapped.__name__
@@ -473,6 +489,28 @@ def _sweep(recs, grads, owned, n):
         args = r._args
         kwargs = r._kwargs
         ans = r._value
+        if kwargs is None and len(parents) == 2:  # the common binary call, unrolled
+            p, q = parents
+            x, y = args
+            if p is not None:
+                rule = rules.get(0)
+                if rule is None:
+                    raise _missing(rules, 0)
+                c = rule(g, ans, x, y)
+                if grads[p] is None:
+                    grads[p] = c
+                else:
+                    _add(grads, owned, p, c)
+            if q is not None:
+                rule = rules.get(1)
+                if rule is None:
+                    raise _missing(rules, 1)
+                c = rule(g, ans, x, y)
+                if grads[q] is None:
+                    grads[q] = c
+                else:
+                    _add(grads, owned, q, c)
+            continue
         argnum = -1
         for p in parents:
             argnum += 1

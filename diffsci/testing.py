@@ -200,7 +200,7 @@ def _check(f, args, order, modes, tol, rng, name):
 def _check_vjp(f, args, tol, rng, name):
     y_plain = f(*args)
     y, back = pullback(f, *args)
-    _check_same(y, y_plain, name)
+    _check_same(y, y_plain, name, tol)
     u = _random_like(args, rng)
     v = _random_like(y, rng)
     ju = _fd(f, args, u, tol["eps"])
@@ -230,7 +230,7 @@ def _check_jvp(f, args, tol, rng, name):
 
     u = _random_like(args, rng)
     y, t = _jvp(f, args, u)
-    _check_same(y, f(*args), name)
+    _check_same(y, f(*args), name, tol)
     ju = _fd(f, args, u, tol["eps"])
     diff = _norm(_sub_scaled(t, ju, 1.0))
     scale = max(_norm(ju), _norm(t))
@@ -243,14 +243,16 @@ def _check_jvp(f, args, tol, rng, name):
     return u
 
 
-def _check_same(y, y_plain, name):
+def _check_same(y, y_plain, name, tol):
     ly, ty = tree_flatten(y)
     lp, tp = tree_flatten(y_plain)
     if ty != tp:
         raise AssertionError(f"{name}: traced output structure {ty!r} != plain output {tp!r}")
     for k, (a, b) in enumerate(zip(ly, lp)):
         a, b = getval(a), getval(b)
-        if np.shape(a) != np.shape(b) or not np.allclose(a, b, rtol=1e-10, atol=1e-12,
+        # The traced and plain calls may round differently (a kernel vs composed NumPy).
+        rtol, atol = tol["rtol"] * 1e-3, tol["atol"] * 1e-2
+        if np.shape(a) != np.shape(b) or not np.allclose(a, b, rtol=rtol, atol=atol,
                                                           equal_nan=True):
             raise AssertionError(
                 f"{name}: output {k} differs between the traced and the plain call"

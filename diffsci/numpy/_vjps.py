@@ -35,9 +35,19 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _DEG = math.pi / 180.0
 
 
+_REAL = np.dtype(np.float64)
+
+
 def _holo(df):
     """The rule g·conj(f'(x)) of an elementwise f from ``df(ans, x) = f'(x)``."""
-    return lambda g, ans, x, **kw: g * cj(df(ans, x))
+
+    def rule(g, ans, x, **kw):
+        d = df(ans, x)
+        if getattr(d, "dtype", _REAL).kind == "c":
+            d = np.conj(d)
+        return g * d
+
+    return rule
 
 
 def _holo2(dfx, dfy):
@@ -56,15 +66,20 @@ def _real_dtype(x):
 
 
 # ---------------------------------------------------------------- arithmetic
-defvjp(W.add, lambda g, ans, x, y, **kw: unbroadcast(g, x),
-       lambda g, ans, x, y, **kw: unbroadcast(g, y))
-defvjp(W.subtract, lambda g, ans, x, y, **kw: unbroadcast(g, x),
-       lambda g, ans, x, y, **kw: unbroadcast(-g, y))
+# A Python float on the other side cannot have broadcast the traced operand and
+# is real: those rules skip unbroadcast and conj (the common ``x * 2.0``).
+_F = float
+defvjp(W.add,
+       lambda g, ans, x, y, **kw: g if type(y) is _F else unbroadcast(g, x),
+       lambda g, ans, x, y, **kw: g if type(x) is _F else unbroadcast(g, y))
+defvjp(W.subtract,
+       lambda g, ans, x, y, **kw: g if type(y) is _F else unbroadcast(g, x),
+       lambda g, ans, x, y, **kw: -g if type(x) is _F else unbroadcast(-g, y))
 defvjp(W.multiply,
-       lambda g, ans, x, y, **kw: unbroadcast(g * cj(y), x),
-       lambda g, ans, x, y, **kw: unbroadcast(g * cj(x), y))
+       lambda g, ans, x, y, **kw: g * y if type(y) is _F else unbroadcast(g * cj(y), x),
+       lambda g, ans, x, y, **kw: g * x if type(x) is _F else unbroadcast(g * cj(x), y))
 defvjp(W.true_divide,
-       lambda g, ans, x, y, **kw: unbroadcast(g / cj(y), x),
+       lambda g, ans, x, y, **kw: g / y if type(y) is _F else unbroadcast(g / cj(y), x),
        lambda g, ans, x, y, **kw: unbroadcast(-g * cj(ans / y), y))
 defvjp(W.negative, lambda g, ans, x, **kw: -g)
 defvjp(W.positive, lambda g, ans, x, **kw: g)
@@ -156,7 +171,9 @@ def _angle_vjp(g, ans, z, deg=False):
 
 
 def _imag_vjp(g, ans, x):
-    return 1j * np.real(g) if np.iscomplexobj(x) else np.zeros_like(getval(g))
+    # real(g) * 1j, not 1j * real(g): a NumPy float64 scalar is a Python float, and
+    # complex * float would give a Python complex, which has no shape.
+    return np.real(g) * 1j if np.iscomplexobj(x) else np.zeros_like(getval(g))
 
 
 defvjp(W.real, lambda g, ans, x: np.real(g))
