@@ -88,14 +88,21 @@ def _vjp(fun, args):
     """:func:`diffsci.pullback` of ``fun(*args)`` along the float/complex leaves of ``args``.
 
     Returns:
-        ``(y, back)`` where ``back(ȳ)`` returns one cotangent per leaf of
-        ``args`` (flattened), ``None`` for the leaves that are not float or
-        complex (integers pass through with no cotangent).
+        ``(y, back)`` where ``back(ȳ, release=False)`` returns one cotangent
+        per leaf of ``args`` (flattened), ``None`` for the leaves that are not
+        float or complex (integers pass through with no cotangent).  With
+        ``release=True`` the tape is emptied afterwards (``back`` must not be
+        called again): a tape and its records form a reference cycle, which
+        would otherwise linger until Python's cyclic garbage collector runs —
+        in a loop of pullbacks that is dozens of tapes held at once.
     """
     leaves, tree = tree_flatten(args)
     diff = [i for i, x in enumerate(leaves) if _differentiable(x)]
+    tapes = []
 
     def on_diff(*dleaves):
+        if dleaves:
+            tapes.append(dleaves[0]._tape)
         full = list(leaves)
         for i, d in zip(diff, dleaves):
             full[i] = d
@@ -103,8 +110,11 @@ def _vjp(fun, args):
 
     y, back = pullback(on_diff, *[leaves[i] for i in diff])
 
-    def back_leaves(ybar):
+    def back_leaves(ybar, release=False):
         cts = back(ybar)
+        if release:
+            for tape in tapes:
+                tape.records.clear()
         full = [None] * len(leaves)
         for i, c in zip(diff, cts):
             full[i] = c
@@ -225,7 +235,7 @@ def _checkpoint_call(f, args, kwargs):
         # If vals or g are traced by an outer level, this recomputation and
         # the backward sweep are recorded there (second order).
         _, back = _vjp(run, vals)
-        cts = back(g)
+        cts = back(g, release=True)
         val_leaves = tree_flatten(vals)[0]
         cts = [_placeholder(x) if c is None else c for c, x in zip(cts, val_leaves)]
         return tuple(tree_unflatten(in_tree, cts))
@@ -602,7 +612,7 @@ class _Revolve:
             if act is _Action.REVERSE:
                 _, back = _vjp(self.step, (cur, *self.args))
                 self.stats.taped += 1
-                gc = self._pull(back, gc, ga, c_leaves, c_tree, nc)
+                gc = self._pull(back, gc, ga, c_leaves, c_tree, nc, release=True)
             else:
                 pos, cur = self._apply(act, p, pos, cur, snaps)
         cts = [_placeholder(x) if c is None else c
@@ -610,10 +620,10 @@ class _Revolve:
         return tuple(tree_unflatten(tree_flatten((self.carry0, *self.args))[1], cts))
 
     @staticmethod
-    def _pull(back, gc, ga, c_leaves, c_tree, nc):
+    def _pull(back, gc, ga, c_leaves, c_tree, nc, release=False):
         """One step's VJP (eq. C1): returns the carry cotangent, accumulates into ga."""
         ybar = [_placeholder(x) if c is None else c for c, x in zip(gc, c_leaves)]
-        cts = back(tree_unflatten(c_tree, ybar))
+        cts = back(tree_unflatten(c_tree, ybar), release)
         for j, c in enumerate(cts[nc:]):
             if c is not None:
                 ga[j] = c if ga[j] is None else ga[j] + c

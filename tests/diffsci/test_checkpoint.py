@@ -15,6 +15,7 @@ from diffsci._checkpoint import (
     LoopStats,
     _Action,
     _schedule,
+    _split,
     checkpoint,
     checkpointed_loop,
     min_advances,
@@ -188,8 +189,8 @@ def test_checkpoint_rejects_captured_traced_values_and_non_callables():
     assert ds.grad(lambda p: checkpoint(lambda x: x * p)(2.0))(5.0) == pytest.approx(2.0)
 
 
-def test_checkpoint_under_forward_mode():
-    if not hasattr(ds, "jvp"):
+def test_checkpoint_and_loop_under_forward_mode_and_hessian():
+    if not (hasattr(ds, "jvp") and hasattr(ds, "hessian")):
         pytest.skip("forward mode not exported yet")
     f = lambda x: np.sin(x) * np.exp(x)
     x, t = np.array([0.1, 0.9]), np.array([1.0, -2.0])
@@ -197,6 +198,17 @@ def test_checkpoint_under_forward_mode():
     y0, yt0 = ds.jvp(f, (x,), (t,))
     np.testing.assert_allclose(y, y0)
     np.testing.assert_allclose(yt, yt0, rtol=1e-12)
+    s = lambda x: np.sum(f(x) ** 2)
+    np.testing.assert_allclose(ds.hessian(checkpoint(s))(x), ds.hessian(s)(x), rtol=1e-12)
+    # the loop: JVP through the custom_vjp, Hessian as forward over reverse
+    ck = lambda u, a: checkpointed_loop(_step, u, 13, 3, (a, 0.1))
+    pl = lambda u, a: _plain_loop(_step, u, 13, (a, 0.1))
+    u, du = (x, 2 * x), (t, -t)
+    for p_, q_ in zip(ds.tree_leaves(ds.jvp(ck, (u, 0.7), (du, 0.3))),
+                      ds.tree_leaves(ds.jvp(pl, (u, 0.7), (du, 0.3)))):
+        np.testing.assert_allclose(p_, q_, rtol=1e-12)
+    L = lambda loop: lambda q: np.sum(loop((q, q), 0.7)[0] ** 2)
+    np.testing.assert_allclose(ds.hessian(L(ck))(x), ds.hessian(L(pl))(x), rtol=1e-11)
 
 
 # ---------------------------------------------------------------------------
@@ -241,6 +253,20 @@ def test_closed_form_matches_brute_force():
         assert min_advances(l, c) == _dp_min_advances(l, c), (l, c)
     # textbook values: k = 1 is quadratic, k >= n - 1 stores every carry
     assert min_advances(10, 1) == 45 and min_advances(10, 9) == 9 and min_advances(10, 100) == 9
+
+
+def test_split_interval_is_exactly_the_set_of_minimisers():
+    # eq. (C5): the closed-form interval of optimal first-snapshot distances
+    for l, c in itertools.product(range(2, 120), range(2, 7)):
+        cost = {j: j + _dp_min_advances(j, c) + _dp_min_advances(l - j, c - 1)
+                for j in range(1, l)}
+        best = min(cost.values())
+        optimal = [j for j, v in cost.items() if v == best]
+        r = LoopStats(l, c).repetitions
+        lo = max(1, _binom(c, r - 2), l - _binom(c - 1, r))
+        hi = min(l - 1, _binom(c, r - 1), l - _binom(c - 1, r - 1))
+        assert optimal == list(range(lo, hi + 1)), (l, c)
+        assert _split(l, c) == hi
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 10])
