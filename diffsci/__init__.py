@@ -9,7 +9,7 @@ Programming System to Bridge Machine Learning and Scientific Computing"
 12.0
 """
 
-from . import extend, numpy
+from . import extend, nn, numpy, optim, testing
 from ._api import (
     grad,
     hook,
@@ -20,22 +20,29 @@ from ._api import (
     value_and_grad,
     vjp,
 )
+from ._checkpoint import checkpoint, checkpointed_loop
 from ._core import MissingRuleError, Tracer, defjvp, defvjp, primitive
 from ._custom import custom_vjp
+from ._fit import fit
 from ._forward import custom_jvp, forwarddiff, hessian, hvp, jacfwd, jvp
+from ._inplace import InPlaceError
 from ._ops import logsumexp, softmax
 from ._tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "InPlaceError",
     "MissingRuleError",
     "Tracer",
+    "checkpoint",
+    "checkpointed_loop",
     "custom_jvp",
     "custom_vjp",
     "defjvp",
     "defvjp",
     "extend",
+    "fit",
     "forwarddiff",
     "grad",
     "hessian",
@@ -46,11 +53,14 @@ __all__ = [
     "jacrev",
     "jvp",
     "logsumexp",
+    "nn",
     "numpy",
+    "optim",
     "primitive",
     "pullback",
     "register_pytree_node",
     "softmax",
+    "testing",
     "stop_gradient",
     "tree_flatten",
     "tree_leaves",

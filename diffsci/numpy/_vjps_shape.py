@@ -145,7 +145,14 @@ defvjp(W.scatter_add,
 
 
 # ---------------------------------------------------------------- products
+def _plain2d(*arrays):
+    """All plain 2-D ndarrays (the common dense layer): the rules' fast path."""
+    return all(type(a) is np.ndarray and a.ndim == 2 for a in arrays)
+
+
 def _matmul_x(g, ans, x, y, **kw):
+    if _plain2d(g, x, y):
+        return g @ (y.T if y.dtype.kind != "c" else y.T.conj())
     if np.ndim(y) == 1:
         if np.ndim(x) == 1:
             return g * cj(y)
@@ -157,6 +164,8 @@ def _matmul_x(g, ans, x, y, **kw):
 
 
 def _matmul_y(g, ans, x, y, **kw):
+    if _plain2d(g, x, y):
+        return (x.T if x.dtype.kind != "c" else x.T.conj()) @ g
     if np.ndim(x) == 1:
         if np.ndim(y) == 1:
             return g * cj(x)
