@@ -132,6 +132,34 @@ def _svd_vjp(g, ans, a, full_matrices=True, hermitian=False):
     return u @ inner @ vh
 
 
+def _copyltu(x):
+    """Lower triangle of x mirrored to a Hermitian matrix (real diagonal)."""
+    low = np.tril(x, -1)
+    return np.where(_eye(np.shape(x)[-1]), np.real(x), low + _H(low))
+
+
+def _qr_vjp(g, ans, a):
+    # m >= n: Ā = (Q̄ + Q copyltu(R R̄ᴴ - Q̄ᴴ Q)) R⁻ᴴ (Liao et al. 2019, eq. 12); for m < n,
+    # A = [X | Y] with X = Q U square: Ȳ = Q V̄ and X̄ from the square case with Q̄ + Y V̄ᴴ.
+    m, n = np.shape(a)[-2:]
+    k = min(m, n)
+    batch = np.shape(ans)[:-1]
+
+    def unpack(p):
+        return (np.reshape(p[..., :m * k], batch + (m, k)),
+                np.reshape(p[..., m * k:], batch + (k, n)))
+
+    (q, r), (gq, gr) = unpack(ans), unpack(g)
+    gr = np.triu(gr)
+    if m >= n:
+        b = gq + q @ _copyltu(r @ _H(gr) - _H(gq) @ q)
+        return _H(np.linalg.solve(r, _H(b)))
+    u, gu, gv = r[..., :m], gr[..., :m], gr[..., m:]
+    gq = gq + a[..., m:] @ _H(gv)
+    b = gq + q @ _copyltu(u @ _H(gu) - _H(gq) @ q)
+    return np.concatenate([_H(np.linalg.solve(u, _H(b))), q @ gv], axis=-1)
+
+
 def _svdvals_vjp(g, ans, a):
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     if np.iscomplexobj(a):
@@ -143,6 +171,7 @@ defvjp(L.cholesky, _cholesky_vjp)
 defvjp(L._eigh_p, _eigh_vjp)
 defvjp(L._svd_p, _svd_vjp)
 defvjp(L._svdvals_p, _svdvals_vjp)
+defvjp(L._qr_p, _qr_vjp)
 
 
 # ---------------------------------------------------------------- norms

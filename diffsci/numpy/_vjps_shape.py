@@ -84,25 +84,29 @@ defvjp(W.copy, lambda g, ans, x, *args, **kwargs: g)
 defvjp(W._astype_p, _astype_vjp)
 defvjp(W._pad_p, _pad_vjp)
 
-_last = [None, None]  # (ans, offsets): the offsets of the most recent concatenate backward
+# The offsets of the concatenate record being swept: its rules run once per array, so the
+# offsets are computed once (O(n), not O(n²)) and released after the last array.
+_last = [None, None]  # (ans, offsets)
 
 
-def _offsets(ans, arrays, axis):
-    """Start of each array along ``axis`` (cached: one backward asks once per array)."""
+def _offsets(ans, arrays, axis, i):
     if _last[0] is not ans:
         sizes = [np.size(a) if axis is None else np.shape(a)[axis] for a in arrays]
-        _last[:] = ans, np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    return _last[1]
+        _last[:] = ans, np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+    off = _last[1]
+    if i == len(arrays) - 1:
+        _last[:] = None, None
+    return off[i], off[i + 1]
 
 
 def _concatenate_rule(i):
     def rule(g, ans, *arrays, axis=0, **kwargs):
         if axis is None:
-            off = _offsets(ans, arrays, None)
-            return np.reshape(g[off[i]:off[i + 1]], np.shape(arrays[i]))
+            start, stop = _offsets(ans, arrays, None, i)
+            return np.reshape(g[start:stop], np.shape(arrays[i]))
         ax = axis % np.ndim(ans)
-        off = _offsets(ans, arrays, ax)
-        return g[(slice(None),) * ax + (slice(off[i], off[i + 1]),)]
+        start, stop = _offsets(ans, arrays, ax, i)
+        return g[(slice(None),) * ax + (slice(start, stop),)]
     return rule
 
 

@@ -23,7 +23,7 @@ from ._composite import diagonal as _diagonal
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-    "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer",
+    "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr",
     "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
@@ -31,6 +31,7 @@ __all__ = [
 EighResult = type(np.linalg.eigh(np.eye(1)))
 SVDResult = type(np.linalg.svd(np.eye(1)))
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
+QRResult = type(np.linalg.qr(np.eye(1)))
 
 matmul = W.matmul
 tensordot = W.tensordot
@@ -63,6 +64,13 @@ def _svd_packed(a, full_matrices=True, hermitian=False):
                            vh.reshape(batch + (-1,))], axis=-1)
 
 
+def _qr_packed(a):
+    """Reduced qr as one array [..., m*k + k*n]: Q and R flattened side by side."""
+    q, r = np.linalg.qr(a)
+    batch = q.shape[:-2]
+    return np.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+
+
 def _svdvals(a):
     return np.linalg.svd(a, compute_uv=False)
 
@@ -71,6 +79,7 @@ _logdet_p = primitive(_logdet, name="slogdet")
 _eigh_p = primitive(_eigh_packed, name="eigh")
 _svd_p = primitive(_svd_packed, name="svd")
 _svdvals_p = primitive(_svdvals, name="svdvals")
+_qr_p = primitive(_qr_packed, name="qr")
 
 
 # ---------------------------------------------------------------- unpacking wrappers
@@ -124,6 +133,25 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         s = W.real(s)
     vh = W.reshape(W.getitem(p, (Ellipsis, slice(m * ku + k, None))), batch + (kv, n))
     return SVDResult(u, s, vh)
+
+
+def qr(a, mode="reduced"):
+    """``numpy.linalg.qr``; differentiable for mode 'reduced' (and 'complete' when it is the
+    same, m <= n) and 'r'.  The gauge is LAPACK's: R has a real diagonal."""
+    if not _traced(a):
+        return np.linalg.qr(a, mode)
+    m, n = np.shape(getval(a))[-2:]
+    k = min(m, n)
+    if mode not in ("reduced", "r") and not (mode == "complete" and m <= n):
+        raise NotImplementedError(
+            f"diffsci.numpy.linalg.qr: mode={mode!r} is not differentiable (the extra columns "
+            f"of a complete Q are not unique); use mode='reduced'")
+    p = _qr_p(a)
+    batch = np.shape(getval(p))[:-1]
+    r = W.reshape(W.getitem(p, (Ellipsis, slice(m * k, None))), batch + (k, n))
+    if mode == "r":
+        return r
+    return QRResult(W.reshape(W.getitem(p, (Ellipsis, slice(0, m * k))), batch + (m, k)), r)
 
 
 @_numpy_on_plain(np.linalg.svdvals)
