@@ -17,6 +17,7 @@ import numpy as np
 
 from .._ops import logsumexp as _logsumexp
 from .._ops import softmax as _softmax
+from ..extend import defjvp, defvjp, primitive
 
 __all__ = [
     "relu",
@@ -51,18 +52,31 @@ def tanh(x):
     return np.tanh(x)
 
 
-def sigmoid(x):
-    """Logistic function ``1 / (1 + exp(-x))``, stable for any finite ``x``.
+def _sigmoid(x):
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))  # in (0, 1]: never overflows
+    s = np.where(x >= 0, 1.0, e) / (1.0 + e)  # 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below
+    return s[()] if s.ndim == 0 else s
 
-    Computed as ``exp(-softplus(-x))``: ``logaddexp`` never overflows, and the
-    derivative ``σ(x) σ(-x)`` that composition produces only ever
-    exponentiates non-positive numbers.
+
+# One primitive rather than a composition: an LSTM step calls it on every gate,
+# and one record with a cheap rule is ~4x faster than the stable composites
+# (logaddexp is slow; 0.5 tanh(x/2) + 0.5 loses relative accuracy for x < -10).
+sigmoid = primitive(_sigmoid, name="sigmoid")
+sigmoid.__doc__ = """Logistic function ``1 / (1 + exp(-x))``, stable for any finite ``x``.
+
+    Exponentiates only ``-|x|`` and keeps full relative accuracy in both tails
+    (``sigmoid(-40)`` is 4.25e-18, not 0).  A differentiable primitive whose
+    derivative is ``σ(x) σ(-x)`` (accurate in both tails, unlike
+    ``σ (1 - σ)``) and is itself written with ``sigmoid``, so every order of
+    derivative is available.
 
     Example:
         >>> sigmoid(np.array([-1000.0, 0.0, 1000.0]))
         array([0. , 0.5, 1. ])
     """
-    return np.exp(-np.logaddexp(0.0, -x))
+defvjp(sigmoid, lambda g, ans, x: g * (ans * sigmoid(-x)))
+defjvp(sigmoid, lambda t, ans, x: t * (ans * sigmoid(-x)))
 
 
 def softplus(x):
