@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import weakref
 
 import numpy as np
 
@@ -123,6 +124,11 @@ class _Traced:
             call[i] = d
         self.out = f(*call, **kwargs)
 
+    def release(self):
+        """Drop the tape's records: they and the tape form a reference cycle that would
+        otherwise wait for the cyclic garbage collector (memory grows in training loops)."""
+        self.tape.records.clear()
+
     def owns(self, x):
         return type(x) is Tracer and x._tape is self.tape
 
@@ -204,6 +210,7 @@ def pullback(f, *args, **kwargs):
         grads = traced.backward(seeds)
         return tuple(tree_unflatten(traced.in_tree, grads))
 
+    weakref.finalize(back, traced.release)  # free the tape as soon as back is dropped
     return y, back
 
 
@@ -274,8 +281,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = out._value if traced.owns(out) else out
         if has_aux:
-            return (value, _strip(aux, traced)), g
-        return value, g
+            aux = _strip(aux, traced)
+        traced.release()
+        return ((value, aux), g) if has_aux else (value, g)
 
     return vg
 
@@ -370,8 +378,9 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
             per_out.append(grads[0] if isinstance(argnums, int) else tuple(grads))
         J = tree_unflatten(out_tree, per_out)
         if has_aux:
-            return J, _strip(aux, traced)
-        return J
+            aux = _strip(aux, traced)
+        traced.release()
+        return (J, aux) if has_aux else J
 
     return jac
 
