@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from ._api import value_and_grad
 from ._tree import tree_flatten
-from .optim import AbstractOptimizer, Adam, _first_nonfinite, leaf_paths
+from .optim import AbstractOptimizer, Adam, _first_nonfinite, _leaf_paths
 
 __all__ = ["fit"]
 
@@ -64,7 +64,7 @@ def fit(loss, params, optimizer=None, steps=100, progress=True, callback=None, a
     Example:
         >>> params, history = fit(lambda p: np.sum((p["w"] - 3.0) ** 2),
         ...                       {"w": np.zeros(2)}, Adam(0.1), steps=300, progress=False)
-        >>> params["w"], history["loss"].shape
+        >>> params["w"].round(4), history["loss"].shape
         (array([3., 3.]), (300,))
     """
     if optimizer is None:
@@ -105,7 +105,7 @@ def fit(loss, params, optimizer=None, steps=100, progress=True, callback=None, a
             bad, entry = _first_nonfinite(tree_flatten(grads)[0])
             if bad >= 0:
                 raise FloatingPointError(
-                    f"fit: the gradient with respect to {leaf_paths(params)[bad]} is not "
+                    f"fit: the gradient with respect to {_leaf_paths(params)[bad]} is not "
                     f"finite at step {step} (first bad entry {entry}; loss {value:.6g}); look "
                     f"for sqrt, log or a division at 0 or an overflow in the loss, or lower "
                     f"the learning rate")
