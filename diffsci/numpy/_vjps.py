@@ -93,6 +93,9 @@ def _power_x(g, ans, x, y, **kw):
 
 def _power_y(g, ans, x, y, **kw):
     # d/dy x**y = log(x) x**y, taken as 0 at x = 0 (the limit for y > 0).
+    if type(x) is float or type(x) is int:  # a Python base (10.0 ** y) keeps y's precision
+        return unbroadcast(g * cj(ans) * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan),
+                           y)
     return unbroadcast(g * cj(np.where(x == 0, 0, np.log(_safe(x)) * ans)), y)
 
 
