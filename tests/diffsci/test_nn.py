@@ -229,6 +229,12 @@ def test_lstm_cell_gradients_wrt_params_carry_and_input():
     check_grads(lambda cell, carry, x: cell(carry, x), (cell, carry, _x(2, 3)))
 
 
+def test_lstm_cell_second_order():
+    cell = nn.LSTMCell.init(2, 2, 2)
+    carry = (0.5 * _x(2), 0.5 * _x(2))
+    check_grads(lambda cell, x: cell(carry, x)[1], (cell, _x(2)), order=2)
+
+
 def test_lstm_is_the_cells_run_over_time_and_stacked():
     lstm = nn.LSTM.init(0, in_features=3, hidden=[4, 5])
     assert lstm.num_layers == 2 and [c.hidden for c in lstm.cells] == [4, 5]
@@ -263,8 +269,11 @@ def test_lstm_gradients_wrt_params_inputs_and_carry():
 
 def test_lstm_float32_unbatched_and_errors():
     lstm = nn.LSTM.init(0, 2, 3, num_layers=1, dtype=np.float32)
-    hs, carry = lstm(_x(4, 2).astype(np.float32))
+    xs = _x(4, 2).astype(np.float32)
+    hs, carry = lstm(xs)
     assert hs.shape == (4, 3) and hs.dtype == np.float32
+    g = ds.grad(lambda l: np.sum(l(xs)[0]))(lstm)
+    assert all(leaf.dtype == np.float32 for leaf in ds.tree_leaves(g))
     with pytest.raises(ValueError, match="carry has 1 entries but there are 2 layers"):
         nn.LSTM.init(0, 2, 3, num_layers=2)(_x(4, 2), carry=(lstm.initial_carry(),))
     with pytest.raises(ValueError, match="num_layers must be a positive int"):
