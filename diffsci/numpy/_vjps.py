@@ -313,14 +313,12 @@ def _others_product(x, axis):
 
 def _prod_vjp(g, ans, x, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue,
               where=np._NoValue):
+    # No division by x: exact with zeros, and when the product underflows.
     _no_where(where, "prod")
-    g = _expand_reduced(g, x, axis, keepdims)
-    if not np.any(x == 0):  # ∏/x_i is exact and cheap away from zeros
-        return g * cj(_expand_reduced(ans, x, axis, keepdims) / x)
     others = _others_product(x, axis)
     if initial is not np._NoValue and initial is not None:
         others = others * initial
-    return g * cj(others)
+    return _expand_reduced(g, x, axis, keepdims) * cj(others)
 
 
 def _minmax_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=np._NoValue,
@@ -359,21 +357,34 @@ def _cumsum_vjp(g, ans, x, axis=None, dtype=None, out=None):
     return _rev_cumsum(g, axis)
 
 
+def _shifted(v, d, fill):
+    """v[..., d:] padded at the end with d copies of ``fill``."""
+    pad = np.full(np.shape(v)[:-1] + (d,), fill, np.result_type(getval(v)))
+    return np.concatenate([v[..., d:], pad], axis=-1)
+
+
 def _cumprod_vjp(g, ans, x, axis=None, dtype=None, out=None):
+    # x̄_j = conj(y_{j-1}) S_j, where S_j = Σ_{i≥j} g_i conj(∏_{j<k≤i} x_k) solves the reverse
+    # recurrence S_j = g_j + conj(x_{j+1}) S_{j+1}.  It is solved by a log-depth scan over
+    # the affine maps s -> b + a s (composition (a, b)∘(a', b') = (a a', b + a b')): no
+    # division by x, so zeros and underflowing products are exact.
     shape = np.shape(x)
     if axis is None:
         x, axis = np.ravel(x), 0
-    if not np.any(x == 0):  # away from zeros: reverse cumsum of g·y, divided by x
-        r = _rev_cumsum(g * cj(ans), axis) / cj(x)
-        return np.reshape(r, shape)
-    # Zero-safe, O(n²): x̄_j = Σ_{i≥j} g_i ∏_{k≤i, k≠j} x_k.
-    xm, gm = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    axis = axis % np.ndim(x)
+    xm, b = np.moveaxis(cj(x), axis, -1), np.moveaxis(g, axis, -1)
+    ym = np.moveaxis(cj(ans), axis, -1)
     n = np.shape(xm)[-1]
-    z = np.where(np.eye(n, dtype=bool), 1, np.expand_dims(xm, -2))  # [..., j, k]: x_k, 1 at k=j
-    c = np.cumprod(z, axis=-1)  # [..., j, i] = ∏_{k≤i, k≠j} x_k
-    upper = np.triu(np.ones((n, n), bool))  # i ≥ j
-    r = np.sum(np.where(upper, np.expand_dims(gm, -2) * cj(c), 0), axis=-1)
-    return np.reshape(np.moveaxis(r, -1, axis), shape)
+    if n == 0:
+        return np.reshape(g, shape)
+    a = _shifted(xm, 1, 0)  # a_j = x_{j+1}; the last map is constant
+    d = 1
+    while d < n:
+        b = b + a * _shifted(b, d, 0)
+        a = a * _shifted(a, d, 1)
+        d *= 2
+    prev = np.concatenate([np.ones_like(getval(ym)[..., :1]), ym[..., :-1]], axis=-1)
+    return np.reshape(np.moveaxis(prev * b, -1, axis), shape)
 
 
 defvjp(W.sum, _sum_vjp)

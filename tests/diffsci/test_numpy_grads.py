@@ -220,6 +220,8 @@ SPECS = [
     S("cumprod", lambda x: dnp.cumprod(x, axis=1), (x23,)),
     S("cumprod", lambda x: dnp.cumprod(x), (const([[2.0, 0.0, 3.0], [0.5, 0.0, -1.0]]),)),
     S("cumprod", lambda x: dnp.cumprod(x, 0), (c23,)),
+    S("cumprod", lambda x: dnp.cumprod(x, -1), (normal(2, 7),)),  # three scan steps
+    S("cumprod", lambda x: dnp.cumprod(x), (const([0.0, 0.0, 2.0, 0.5, 0.0]),)),
     S("average", lambda x: dnp.average(x, axis=1), (x23,)),
     S("average", lambda x, w: dnp.average(x, axis=1, weights=w), (x23, p3)),
     S("average", lambda x, w: dnp.average(x, weights=w, returned=True), (x23, p23)),
@@ -491,6 +493,12 @@ KINKS = [
      [0.0, 0.0, 0.0]),
     ("cumprod with a zero", lambda: _g(lambda x: dnp.sum(dnp.cumprod(x)),
                                        np.array([2.0, 0.0, 3.0])), [1.0, 2 + 6.0, 0.0]),
+    ("prod does not divide (underflow)", lambda: _g(lambda x: dnp.prod(x),
+                                                    np.array([1e-200, 1e-200, 5.0])),
+     [5e-200, 5e-200, 0.0]),
+    ("cumprod does not divide (underflow)", lambda: _g(lambda x: dnp.sum(dnp.cumprod(x)),
+                                                       np.array([1e-200, 1e-200, 5.0])),
+     [1.0, 6e-200, 0.0]),
     ("std of a constant is 0", lambda: _g(lambda x: dnp.std(x), np.ones(3)), [0.0] * 3),
     ("sinc'(0) = 0", lambda: _g(lambda x: dnp.sinc(x), 0.0), 0.0),
     ("hypot at the origin", lambda: _g(lambda x, y: dnp.hypot(x, y), 0.0, 0.0, argnums=(0, 1)),
@@ -510,11 +518,8 @@ KINKS = [
 @pytest.mark.parametrize("what,compute,expected", KINKS, ids=[k[0] for k in KINKS])
 def test_convention_at_kink(what, compute, expected):
     got = compute()
-    if isinstance(expected, tuple):
-        for g, e in zip(got, expected):
-            np.testing.assert_allclose(g, e, atol=1e-12)
-    else:
-        np.testing.assert_allclose(got, expected, atol=1e-12)
+    for g, e in zip(got, expected) if isinstance(expected, tuple) else [(got, expected)]:
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-300)
 
 
 # ---------------------------------------------------------------- coverage
