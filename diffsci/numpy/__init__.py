@@ -8,6 +8,7 @@ Non-differentiable functions (comparisons, ``floor``, ``argmax`` ...) accept
 traced values and return plain results.
 """
 
+import numpy as _np
 from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
     bool_,
     complex64,
@@ -30,14 +31,12 @@ from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
     uint8,
 )
 
+from .._inplace import buffer_like as _buffer_like
 from . import (  # noqa: F401  _jvps, _vjps register the rules; linalg is a submodule
     _jvps,
     _vjps,
     linalg,
 )
-import numpy as _np
-
-from .._inplace import buffer_like as _buffer_like
 from ._composite import *  # noqa: F403
 from ._tracer_methods import install as _install
 from ._tracer_methods import register_numpy_function  # noqa: F401
