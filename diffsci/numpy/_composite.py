@@ -19,11 +19,11 @@ from . import _wrap as W
 
 __all__ = [
     "arange", "array", "array_split", "asarray", "average", "broadcast_arrays", "choose",
-    "column_stack", "compress", "cross", "diag", "diagflat", "diagonal", "dsplit", "dstack",
+    "column_stack", "compress", "cross", "diag", "diagflat", "diagonal", "diff", "dsplit", "dstack",
     "fliplr", "flipud", "full", "full_like", "hsplit", "hstack", "inner", "kron", "linspace",
     "logspace", "matrix_transpose", "nanmean", "nansum", "outer", "pad", "ptp", "repeat",
-    "rot90", "select", "sort", "split", "take", "take_along_axis", "trace", "vdot", "vecdot",
-    "vsplit", "vstack",
+    "rot90", "select", "sort", "split", "take", "take_along_axis", "trace", "trapezoid", "vdot",
+    "vecdot", "vsplit", "vstack",
 ]
 
 
@@ -112,6 +112,44 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=n
         ok = ok & where
     count = np.sum(ok, axis, keepdims=keep, dtype=np.finfo(np.result_type(getval(a))).dtype)
     return W.sum(W.where(ok, a, 0), axis, dtype, keepdims=keep) / count
+
+
+@_numpy_on_plain(np.diff)
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    nd = np.ndim(getval(a))
+    axis = _axis(axis, nd)
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is np._NoValue:
+            continue
+        if extra is not a and np.ndim(getval(extra)) == 0:
+            shape = list(np.shape(getval(a)))
+            shape[axis] = 1
+            extra = W.broadcast_to(extra, shape)
+        parts.append(extra)
+    if len(parts) > 1:
+        a = W.concatenate(parts, axis=axis)
+    for _ in range(n):
+        a = W.subtract(W.getitem(a, _along(axis, slice(1, None))),
+                       W.getitem(a, _along(axis, slice(None, -1))))
+    return a
+
+
+@_numpy_on_plain(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Trapezoidal rule; differentiable in ``y`` and in the sample points ``x``."""
+    nd = np.ndim(getval(y))
+    axis = _axis(axis, nd)
+    if x is None:
+        d = dx
+    elif np.ndim(getval(x)) == 1:
+        d = diff(x)
+        d = W.reshape(d, [-1 if i == axis else 1 for i in range(nd)])
+    else:
+        d = diff(x, axis=axis)
+    mid = W.add(W.getitem(y, _along(axis, slice(1, None))),
+                W.getitem(y, _along(axis, slice(None, -1))))
+    return W.sum(W.multiply(d, mid) / 2.0, axis)
 
 
 # ---------------------------------------------------------------- shapes

@@ -228,6 +228,11 @@ SPECS = [
     S("ptp", lambda x: dnp.ptp(x, axis=1), (d23,)),
     S("nansum", lambda x: dnp.nansum(x + np.array([0.0, np.nan, 0.0])), (x23,)),
     S("nanmean", lambda x: dnp.nanmean(x + np.array([0.0, np.nan, 0.0]), axis=1), (x23,)),
+    S("diff", lambda x: dnp.diff(x), (x23,)),
+    S("diff", lambda x: dnp.diff(x, 2, axis=0, prepend=0.5, append=x[:1]), (x23,)),
+    S("trapezoid", lambda y: dnp.trapezoid(y, dx=0.5), (x23,)),
+    S("trapezoid", lambda y, x: dnp.trapezoid(y, x, axis=0), (normal(3, 2), x3)),
+    S("trapezoid", lambda y, x: dnp.trapezoid(y, x), (x23, x23)),
     # ---- shapes
     S("reshape", lambda x: dnp.reshape(x, (3, 2)), (c23,)),
     S("reshape", lambda x: dnp.reshape(x, (3, 2), order="F"), (x23,)),
