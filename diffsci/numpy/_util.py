@@ -30,13 +30,19 @@ def unbroadcast(g, x):
         return g
     if gshape == shape:
         return g
+    # np.add.reduce skips ndarray.sum's Python-level wrapper (plain arrays only).
+    total = np.add.reduce if type(g) is np.ndarray else _method_sum
     lead = len(gshape) - len(shape)
     if lead > 0:
-        g = g.sum(axis=tuple(range(lead)))
+        g = total(g, axis=tuple(range(lead)))
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if axes:
-        g = g.sum(axis=axes, keepdims=True)
+        g = total(g, axis=axes, keepdims=True)
     return g
+
+
+def _method_sum(g, axis, keepdims=False):
+    return g.sum(axis=axis, keepdims=keepdims)
 
 
 def is_complex(x):

@@ -132,7 +132,10 @@ def _is_basic_index(idx):
 
 def _getitem_vjp(g, ans, x, idx):
     # Advanced indices may repeat an element: its cotangents accumulate (np.add.at).
-    out = np.zeros(np.shape(x), np.result_type(getval(g), getval(x)))
+    if type(g) is np.ndarray and type(x) is np.ndarray:  # the plain fast path
+        out = np.zeros(x.shape, g.dtype if g.dtype == x.dtype else np.result_type(g, x))
+    else:
+        out = np.zeros(np.shape(x), np.result_type(getval(g), getval(x)))
     if type(g) is not np.ndarray and not isinstance(g, np.generic):  # traced: stay differentiable
         return W.scatter_add(out, g, idx=idx)
     if _is_basic_index(idx):
