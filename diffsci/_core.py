@@ -263,6 +263,8 @@ def primitive(fun=None, *, name=None):
             else:
                 c = rule(t, ans, *primals, **kwargs)
             out = c if out is None else out + c
+        if not isinstance(out, (_ndarray, Tracer, Dual)):  # Python/NumPy scalars lack shapes
+            out = np.asarray(out)
         return Dual(ans, out, top)
 
     # The fast paths below are ``general`` unrolled for one and two positional

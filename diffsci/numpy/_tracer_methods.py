@@ -107,6 +107,15 @@ def _plain(convert):
     return conv
 
 
+def _sort_in_place(dnp):
+    """``x.sort()`` sorts in place and returns None, as ndarray.sort does."""
+
+    def sort(self, axis=-1, kind=None, order=None):
+        _inplace.setitem(self, Ellipsis, dnp.sort(self, axis=axis, kind=kind, order=order))
+
+    return sort
+
+
 def _shape(self):
     v = self._value
     return v.shape if hasattr(v, "shape") else np.shape(v)
@@ -202,6 +211,7 @@ def _attach(T, dnp):
     T.flatten = lambda self, order="C": dnp.ravel(self, order)
     T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: (
         dnp.astype(self, dtype, copy=copy))
+    T.sort = _sort_in_place(dnp)
     T.reshape = lambda self, *shape, **kw: dnp.reshape(
         self, shape[0] if len(shape) == 1 else shape, **kw)
     T.transpose = lambda self, *axes: dnp.transpose(
