@@ -202,6 +202,7 @@ def primitive(fun=None, *, name=None):
         return lambda f: primitive(f, name=name)
     vjps = Rules(name or getattr(fun, "__name__", "primitive"))
     jvps = Rules(vjps.name)
+    new = object.__new__
 
     def general(args, kwargs):
         # Any arity, any mix of trace levels and modes.
@@ -284,7 +285,15 @@ def primitive(fun=None, *, name=None):
             ans = fun(v)
             tape = a._tape
             recs = tape.records
-            t = Tracer(ans, tape, len(recs), vjps, a._idx, v, None)
+            # object.__new__ + stores here skips the __init__ frame (~0.1 µs per op).
+            t = new(Tracer)
+            t._value = ans
+            t._tape = tape
+            t._idx = len(recs)
+            t._rules = vjps
+            t._parents = a._idx
+            t._args = v
+            t._kwargs = None
             recs.append(t)
             return t
         ta = type(a)
@@ -316,7 +325,14 @@ def primitive(fun=None, *, name=None):
             return fun(a, b)
         ans = fun(va, vb)
         recs = tape.records
-        t = Tracer(ans, tape, len(recs), vjps, parents, (va, vb), None)
+        t = new(Tracer)
+        t._value = ans
+        t._tape = tape
+        t._idx = len(recs)
+        t._rules = vjps
+        t._parents = parents
+        t._args = (va, vb)
+        t._kwargs = None
         recs.append(t)
         return t
 
@@ -476,9 +492,10 @@ def _sweep(recs, grads, owned, n):
         grads[i] = None
         rules = r._rules
         if type(parents) is int:  # one positional argument, no kwargs
-            rule = rules.get(0)
-            if rule is None:
-                raise _missing(rules, 0)
+            try:
+                rule = rules[0]
+            except KeyError:
+                raise _missing(rules, 0) from None
             c = rule(g, r._value, r._args)
             if grads[parents] is None:
                 grads[parents] = c
@@ -495,18 +512,20 @@ def _sweep(recs, grads, owned, n):
             p, q = parents
             x, y = args
             if p is not None:
-                rule = rules.get(0)
-                if rule is None:
-                    raise _missing(rules, 0)
+                try:
+                    rule = rules[0]
+                except KeyError:
+                    raise _missing(rules, 0) from None
                 c = rule(g, ans, x, y)
                 if grads[p] is None:
                     grads[p] = c
                 else:
                     _add(grads, owned, p, c)
             if q is not None:
-                rule = rules.get(1)
-                if rule is None:
-                    raise _missing(rules, 1)
+                try:
+                    rule = rules[1]
+                except KeyError:
+                    raise _missing(rules, 1) from None
                 c = rule(g, ans, x, y)
                 if grads[q] is None:
                     grads[q] = c
