@@ -25,7 +25,10 @@ _registry = {}  # type -> (flatten(obj) -> (children, aux), unflatten(aux, child
 
 
 def register_pytree_node(cls, flatten, unflatten):
-    """Make ``cls`` a container: ``flatten(obj) -> (children, aux)``, ``unflatten(aux, children) -> obj``."""
+    """Make ``cls`` a container.
+
+    ``flatten(obj) -> (children, aux)`` and ``unflatten(aux, children) -> obj``.
+    """
     _registry[cls] = (flatten, unflatten)
 
 

@@ -190,7 +190,9 @@ def _check(f, args, order, modes, tol, rng, name):
             if order > 1:
                 from . import jvp as _jvp
 
-                def jvp_f(*xs, _f=f, _n=len(args)):
+                nargs = len(args)
+
+                def jvp_f(*xs, _f=f, _n=nargs):
                     return _jvp(_f, tuple(xs[:_n]), tuple(xs[_n:]))[1]
 
                 jvp_f.__name__ = f"JVP of {name}"
