@@ -414,6 +414,7 @@ def _hook_vjp(g, ans, x, fn=None):
 
 
 _hook.vjps[0] = _hook_vjp
+_hook.jvps[0] = lambda t, ans, x, fn=None: t  # hooks act on gradients, not on tangents
 
 
 def hook(f, x):
