@@ -278,7 +278,17 @@ def primitive(fun=None, *, name=None):
             return general(tuple(x for x in (a, b) if x is not _NO) + rest, kwargs)
         if b is _NO:
             if type(a) is not Tracer:
-                return general((a,), None) if type(a) is Dual else fun(a)
+                if type(a) is Dual:  # forward mode, one argument at one level: inline
+                    v = a._value
+                    rule = jvps.get(0)
+                    if rule is None or type(v) is Tracer or type(v) is Dual:
+                        return general((a,), None)
+                    ans = fun(v)
+                    t = rule(a._tangent, ans, v)
+                    if not isinstance(t, (_ndarray, Tracer, Dual)):
+                        t = np.asarray(t)
+                    return Dual(ans, t, a._tape)
+                return fun(a)
             v = a._value
             if type(v) is Tracer or type(v) is Dual:
                 return general((a,), None)
@@ -319,8 +329,32 @@ def primitive(fun=None, *, name=None):
             va = a
             parents = (None, b._idx)
             tape = b._tape
-        elif ta is Dual or tb is Dual:
-            return general((a, b), None)
+        elif ta is Dual or tb is Dual:  # forward mode at one level: inline
+            if ta is Dual:
+                trace, va, ta_ = a._tape, a._value, a._tangent
+                if tb is Dual:
+                    if b._tape is not trace:
+                        return general((a, b), None)
+                    vb, tb_ = b._value, b._tangent
+                else:
+                    vb, tb_ = b, None
+            else:
+                trace, va, ta_, vb, tb_ = b._tape, a, None, b._value, b._tangent
+            if (type(va) is Tracer or type(va) is Dual or type(vb) is Tracer
+                    or type(vb) is Dual):
+                return general((a, b), None)
+            r0 = jvps.get(0) if ta_ is not None else False
+            r1 = jvps.get(1) if tb_ is not None else False
+            if r0 is None or r1 is None:
+                return general((a, b), None)
+            ans = fun(va, vb)
+            t = r0(ta_, ans, va, vb) if r0 else None
+            if r1:
+                c = r1(tb_, ans, va, vb)
+                t = c if t is None else t + c
+            if not isinstance(t, (_ndarray, Tracer, Dual)):
+                t = np.asarray(t)
+            return Dual(ans, t, trace)
         else:
             return fun(a, b)
         ans = fun(va, vb)
