@@ -88,7 +88,7 @@ def main():
     chars = sorted(set(TEXT))
     vocab = len(chars)
     ids = np.array([chars.index(ch) for ch in TEXT])
-    xs, ys = windows(ids, length, stride=4, vocab=vocab)
+    xs, ys = windows(ids, length, stride=6, vocab=vocab)
     print(f"text: {len(TEXT)} characters, vocabulary {vocab}; {xs.shape[1]} windows of "
           f"{length} characters; model: 2-layer LSTM({hidden}) + Dense({hidden}, {vocab})")
 
