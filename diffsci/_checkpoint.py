@@ -223,7 +223,9 @@ def _checkpoint_call(f, args, kwargs):
     def fwd(*vals):
         # vals: this level's values, possibly traced at lower levels; those
         # levels record their own checkpointed call (plain values run f bare).
+        before = _snapshot(vals)
         out = _checkpoint_call(f, vals, kwargs)
+        _check_unmodified(vals, before, f"checkpoint({_name(f)})")
         _check_not_captured(
             out, level, f"checkpoint({_name(f)})",
             "Pass that value as a positional argument of the checkpointed function.",
@@ -481,11 +483,40 @@ def _check_carry(new, old, step):
         )
 
 
+def _snapshot(tree):
+    """Copies of the plain array leaves of ``tree`` (to detect in-place modification)."""
+    return [np.array(x, copy=True) if type(x) is np.ndarray else None
+            for x in tree_flatten(tree)[0]]
+
+
+def _check_unmodified(tree, before, what):
+    """Raise if a plain array leaf of ``tree`` changed since :func:`_snapshot`."""
+    for k, (x, b) in enumerate(zip(tree_flatten(tree)[0], before)):
+        if b is not None and not np.array_equal(x, b, equal_nan=True):
+            raise ValueError(
+                f"{what} modified its argument in place (leaf {k}). A checkpointed function "
+                f"is run again in the backward pass on its saved inputs, so it must not "
+                f"write into them: copy first (x = x.copy()) or write into a new array."
+            )
+
+
+def _check_not_aliased(new, old, step):
+    """A step that returns (a view of) its input carry has modified it in place."""
+    for x, y in zip(tree_flatten(new)[0], tree_flatten(old)[0]):
+        if type(x) is np.ndarray and type(y) is np.ndarray and np.may_share_memory(x, y):
+            raise ValueError(
+                f"checkpointed_loop: step {_name(step)} returned memory shared with its input "
+                f"carry (an in-place update). Stored snapshots would be overwritten: return "
+                f"a new array (carry = carry + dt * f(carry), not carry += ...)."
+            )
+
+
 def _plain_loop(step, carry, args, n, stats):
     for i in range(n):
         new = step(carry, *args)
         if i == 0:
             _check_carry(new, carry, step)
+            _check_not_aliased(new, carry, step)
         carry = new
     stats.advances += n
     return carry
@@ -550,6 +581,7 @@ class _Revolve:
             new = step(cur, *args)
             if not self.checked:
                 _check_carry(new, cur, step)
+                _check_not_aliased(new, cur, step)
                 self.checked = True
             cur = new
         self.stats.advances += count

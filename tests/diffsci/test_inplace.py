@@ -169,3 +169,32 @@ def buffer_loop_scalar(s):
     b = np.zeros_like(np.stack([s, s]))
     b[0] = s * s
     return np.sum(b)
+
+
+def test_mutation_inside_checkpoint():
+    def inner(x):
+        out = np.zeros_like(x)
+        for i in range(len(x)):
+            out[i] = np.sin(x[i]) * x[i]
+        out *= 2.0
+        return out
+
+    g_ck = ds.grad(lambda x: np.sum(ds.checkpoint(inner)(x) ** 2))(X)
+    g_plain = ds.grad(lambda x: np.sum(inner(x) ** 2))(X)
+    np.testing.assert_allclose(g_ck, g_plain, rtol=1e-14)
+
+
+def test_checkpointed_function_that_mutates_its_input_is_refused():
+    def inner(x):
+        x[0] = 7.0 * x[1]  # writes into the saved input: the recomputation would differ
+        return x * x
+
+    with pytest.raises(ValueError, match="modified its argument in place"):
+        ds.grad(lambda x: np.sum(ds.checkpoint(inner)(x * 1.0)))(X)
+
+    def step(c):
+        c += 0.1 * np.sin(c)  # in-place update of the carry
+        return c
+
+    with pytest.raises(ValueError, match="in-place update"):
+        ds.grad(lambda x: np.sum(ds.checkpointed_loop(step, x * 1.0, 10, snapshots=3)))(X)
