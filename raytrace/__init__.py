@@ -1,9 +1,44 @@
-"""Differentiable ray tracer (not implemented yet).
+"""raytrace: a differentiable Whitted ray tracer with Numba render and adjoint kernels.
 
-This package will hold a differentiable ray tracer built on diffsci: scenes, materials, lights and
-cameras described by frozen dataclasses; Numba render kernels with hand-written adjoint kernels;
-numba.cuda versions of the same kernels selected with ``device="cuda"``. Gradients of rendered
-images with respect to scene parameters will come from ``diffsci.grad``.
+Scenes, materials, lights and cameras are frozen dataclasses (diffsci pytrees); :func:`render`
+is one differentiable primitive whose gradient is a Scene-shaped pytree computed by a hand-written
+adjoint kernel (``raytrace/DERIVATIONS.md``).
 
-Nothing is implemented yet; the work is tracked by this package's issue.
+Example:
+    >>> import diffsci as ds, raytrace as rt
+    >>> cam = rt.Camera(eye=(0.0, 0.0, -5.0), width=8, height=8)
+    >>> def loss(light):
+    ...     scene = rt.Scene(cam, (rt.Sphere((0.0, 0.0, 0.0), 1.0),), (light,))
+    ...     return (rt.render(scene) ** 2).mean()
+    >>> g = ds.grad(loss)(rt.PointLight((2.0, 2.0, -5.0), 500.0))
+    >>> type(g).__name__
+    'PointLight'
 """
+
+from ._model import (
+    Camera,
+    DirectionalLight,
+    Material,
+    Mesh,
+    Plane,
+    PointLight,
+    Scene,
+    Sphere,
+    Triangle,
+)
+from ._render import render, save_png, to_display
+
+__all__ = [
+    "Camera",
+    "DirectionalLight",
+    "Material",
+    "Mesh",
+    "Plane",
+    "PointLight",
+    "Scene",
+    "Sphere",
+    "Triangle",
+    "render",
+    "save_png",
+    "to_display",
+]

@@ -1,0 +1,583 @@
+"""Numba render and adjoint kernels (Whitted ray tracing with Blinn–Phong shading).
+
+Plain ``@njit`` functions on float64 structure-of-arrays scene tables; they never see traced
+values and never import diffsci. ``raytrace/_pack.py`` builds the tables from a Scene and
+``raytrace/_ops.py`` validates the scene first: the kernels assume valid input (finite numbers,
+radii > 0, non-degenerate triangles, unit-free plane normals ≠ 0) and say so.
+
+Scene tables (one row per object):
+
+==========  =======  ==============================================================
+table       columns  layout
+==========  =======  ==============================================================
+``cam``     (4, 3)   eye, forward F, right R·tan(fov/2)·W/H, up U·tan(fov/2)
+``sph``     (Ns, 4)  centre xyz, radius
+``pln``     (Np, 6)  point xyz, normal xyz
+``verts``   (Nv, 3)  triangle vertices; ``tri`` (Nt, 3) int64 indices into ``verts``
+``mat``     (Nm, 11) diffuse rgb, specular rgb, exponent, reflection, ambient rgb
+``plights`` (Nl, 7)  position xyz, colour rgb, intensity
+``dlights`` (Nd, 7)  direction xyz, colour rgb, intensity
+==========  =======  ==============================================================
+
+``sph_mat``, ``pln_mat``, ``tri_mat`` give each object's row of ``mat``.
+
+The primary ray of sample (a, b) of pixel (i, j) (``s × s`` stratified samples) has direction
+``normalize(F + α R + β U)`` with α = 2(j + ξ)/W − 1, β = 1 − 2(i + η)/H; ξ, η are the stratum
+centres for s = 1 and jittered (an R2 low-discrepancy sequence keyed by pixel, sample and seed)
+otherwise. The adjoint kernel re-traces each sample's ray chain, stores its bounces and walks them
+backwards; the maths is in ``raytrace/DERIVATIONS.md`` (equations (R1)–(R9)).
+
+References:
+    T. Whitted, "An improved illumination model for shaded display", CACM 23(6), 1980.
+    J. F. Blinn, "Models of light reflection for computer synthesized pictures", SIGGRAPH 1977.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "MAT_COLS",
+    "T_EPS",
+    "render_adjoint_kernel",
+    "render_kernel",
+]
+
+#: Intersections closer than this are ignored (secondary rays start on the surface they leave).
+T_EPS = 1e-6
+#: Columns of the material table.
+MAT_COLS = 11
+KD, KS, EXP, REFL, AMB = 0, 3, 6, 7, 8
+#: Kinds of hit.
+MISS, SPHERE, PLANE, TRIANGLE = -1, 0, 1, 2
+_INV4PI = 1.0 / (4.0 * math.pi)
+_R2_A1 = 0.7548776662466927
+_R2_A2 = 0.5698402909980532
+# Columns of one stored bounce in the adjoint kernel.
+_B_O, _B_D, _B_X, _B_N, _B_T, _B_S = 0, 3, 6, 9, 12, 13
+_B_KIND, _B_IDX, _B_MAT, _B_COLS = 14, 15, 16, 17
+
+
+# ---------------------------------------------------------------------------
+# 3-vectors as tuples (no allocation in the inner loops)
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True)
+def _add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@njit(cache=True)
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(cache=True)
+def _scale(s, a):
+    return (s * a[0], s * a[1], s * a[2])
+
+
+@njit(cache=True)
+def _mul(a, b):
+    return (a[0] * b[0], a[1] * b[1], a[2] * b[2])
+
+
+@njit(cache=True)
+def _axpy(a, x, y):
+    """a·x + y."""
+    return (a * x[0] + y[0], a * x[1] + y[1], a * x[2] + y[2])
+
+
+@njit(cache=True)
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True)
+def _row(arr, i, off):
+    return (arr[i, off], arr[i, off + 1], arr[i, off + 2])
+
+
+@njit(cache=True)
+def _acc(g, i, off, v):
+    g[i, off] += v[0]
+    g[i, off + 1] += v[1]
+    g[i, off + 2] += v[2]
+
+
+@njit(cache=True)
+def _normalize_adj(u, nrm, gbar):
+    """Adjoint of n = u/|u|: ū = (n̄ − n (n·n̄)) / |u| (eq. R2)."""
+    n = _scale(1.0 / nrm, u)
+    return _scale(1.0 / nrm, _axpy(-_dot(n, gbar), n, gbar))
+
+
+# ---------------------------------------------------------------------------
+# Intersection
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _intersect(o, d, tmin, tmax, sph, pln, verts, tri):
+    """Closest hit of the ray o + t d (|d| = 1) with tmin < t < tmax: (t, kind, index)."""
+    best = tmax
+    kind = MISS
+    idx = -1
+    for i in range(sph.shape[0]):
+        oc = (o[0] - sph[i, 0], o[1] - sph[i, 1], o[2] - sph[i, 2])
+        b = _dot(oc, d)
+        disc = b * b - (_dot(oc, oc) - sph[i, 3] * sph[i, 3])
+        if disc > 0.0:
+            s = math.sqrt(disc)
+            t = -b - s
+            if t <= tmin:
+                t = -b + s
+            if tmin < t < best:
+                best = t
+                kind = SPHERE
+                idx = i
+    for i in range(pln.shape[0]):
+        m = _row(pln, i, 3)
+        den = _dot(d, m)
+        if den != 0.0:
+            t = _dot(_sub(_row(pln, i, 0), o), m) / den
+            if tmin < t < best:
+                best = t
+                kind = PLANE
+                idx = i
+    for i in range(tri.shape[0]):
+        # Möller–Trumbore.
+        v0 = _row(verts, tri[i, 0], 0)
+        e1 = _sub(_row(verts, tri[i, 1], 0), v0)
+        e2 = _sub(_row(verts, tri[i, 2], 0), v0)
+        p = _cross(d, e2)
+        det = _dot(e1, p)
+        if det == 0.0:
+            continue
+        inv = 1.0 / det
+        s = _sub(o, v0)
+        u = _dot(s, p) * inv
+        if u < 0.0 or u > 1.0:
+            continue
+        q = _cross(s, e1)
+        v = _dot(d, q) * inv
+        if v < 0.0 or u + v > 1.0:
+            continue
+        t = _dot(e2, q) * inv
+        if tmin < t < best:
+            best = t
+            kind = TRIANGLE
+            idx = i
+    return best, kind, idx
+
+
+@njit(cache=True)
+def _occluded(o, d, tmax, sph, pln, verts, tri):
+    t, kind, idx = _intersect(o, d, T_EPS, tmax, sph, pln, verts, tri)
+    return kind != MISS
+
+
+@njit(cache=True)
+def _geometry(kind, idx, x, sph, pln, verts, tri):
+    """The outward (unflipped) unit normal at x and the hit object's material index slot."""
+    if kind == SPHERE:
+        r = sph[idx, 3]
+        return ((x[0] - sph[idx, 0]) / r, (x[1] - sph[idx, 1]) / r, (x[2] - sph[idx, 2]) / r)
+    if kind == PLANE:
+        m = _row(pln, idx, 3)
+    else:
+        v0 = _row(verts, tri[idx, 0], 0)
+        m = _cross(_sub(_row(verts, tri[idx, 1], 0), v0), _sub(_row(verts, tri[idx, 2], 0), v0))
+    return _scale(1.0 / math.sqrt(_dot(m, m)), m)
+
+
+@njit(cache=True)
+def _material_index(kind, idx, sph_mat, pln_mat, tri_mat):
+    if kind == SPHERE:
+        return sph_mat[idx]
+    if kind == PLANE:
+        return pln_mat[idx]
+    return tri_mat[idx]
+
+
+# ---------------------------------------------------------------------------
+# Shading (Blinn–Phong with ambient and hard shadows)
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _light_term(n, v, l, e, mat, mi):
+    """E ⊙ (kd max(n·l,0) + ks max(n·h,0)^p) for a visible light with n·l > 0."""
+    hh = _add(l, v)
+    h = _scale(1.0 / math.sqrt(_dot(hh, hh)), hh)
+    nh = _dot(n, h)
+    spec = nh ** mat[mi, EXP] if nh > 0.0 else 0.0
+    nl = _dot(n, l)
+    kd = _row(mat, mi, KD)
+    ks = _row(mat, mi, KS)
+    return _mul(e, _axpy(spec, ks, _scale(nl, kd)))
+
+
+@njit(cache=True)
+def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri):
+    """Local colour at a hit: ambient + Σ visible lights (eq. R1)."""
+    c = _row(mat, mi, AMB)
+    v = (-d[0], -d[1], -d[2])
+    for k in range(plights.shape[0]):
+        w = _sub(_row(plights, k, 0), x)
+        dist2 = _dot(w, w)
+        dist = math.sqrt(dist2)
+        l = _scale(1.0 / dist, w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri):
+            continue
+        e = _scale(plights[k, 6] * _INV4PI / dist2, _row(plights, k, 3))
+        c = _add(c, _light_term(n, v, l, e, mat, mi))
+    for k in range(dlights.shape[0]):
+        w = _row(dlights, k, 0)
+        l = _scale(-1.0 / math.sqrt(_dot(w, w)), w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri):
+            continue
+        e = _scale(dlights[k, 6], _row(dlights, k, 3))
+        c = _add(c, _light_term(n, v, l, e, mat, mi))
+    return c
+
+
+# ---------------------------------------------------------------------------
+# Camera rays
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def sample_offsets(pix, k, side, seed):
+    """Position (ξ, η) in [0, 1)² of sample k of pixel ``pix`` (stratified, R2-jittered)."""
+    a = k // side
+    b = k - a * side
+    if side == 1:
+        return 0.5, 0.5
+    n = float(pix * side * side + k) + 7919.0 * seed
+    jx = (0.5 + n * _R2_A1) % 1.0
+    jy = (0.5 + n * _R2_A2) % 1.0
+    return (b + jx) / side, (a + jy) / side
+
+
+@njit(cache=True)
+def _primary(cam, i, j, sx, sy, width, height):
+    """Unnormalised direction u = F + α R + β U and (α, β) of a primary ray."""
+    al = 2.0 * (j + sx) / width - 1.0
+    be = 1.0 - 2.0 * (i + sy) / height
+    u = (cam[1, 0] + al * cam[2, 0] + be * cam[3, 0],
+         cam[1, 1] + al * cam[2, 1] + be * cam[3, 1],
+         cam[1, 2] + al * cam[2, 2] + be * cam[3, 2])
+    return u, al, be
+
+
+# ---------------------------------------------------------------------------
+# Forward render
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights,
+           dlights):
+    """Colour seen along the ray: local shading plus up to ``depth`` mirror bounces (Whitted)."""
+    col = (0.0, 0.0, 0.0)
+    w = 1.0
+    for _ in range(depth + 1):
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri)
+        if kind == MISS:
+            return _axpy(w, bg, col)
+        x = _axpy(t, d, o)
+        n = _geometry(kind, idx, x, sph, pln, verts, tri)
+        if _dot(n, d) > 0.0:
+            n = (-n[0], -n[1], -n[2])
+        mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
+        col = _axpy(w, _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri), col)
+        r = mat[mi, REFL]
+        if r == 0.0:
+            break
+        w *= r
+        d = _axpy(-2.0 * _dot(d, n), n, d)
+        o = x
+    return col
+
+
+@njit(parallel=True, cache=True)
+def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts,
+                  tri, tri_mat, mat, plights, dlights, out):
+    """Render into ``out`` (height, width, 3): the mean over ``side²`` samples per pixel."""
+    ns = side * side
+    for pix in prange(width * height):
+        i = pix // width
+        j = pix - i * width
+        acc = (0.0, 0.0, 0.0)
+        eye = _row(cam, 0, 0)
+        for k in range(ns):
+            sx, sy = sample_offsets(pix, k, side, seed)
+            u, al, be = _primary(cam, i, j, sx, sy, width, height)
+            d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
+            acc = _add(acc, _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
+                                   tri_mat, mat, plights, dlights))
+        out[i, j, 0] = acc[0] / ns
+        out[i, j, 1] = acc[1] / ns
+        out[i, j, 2] = acc[2] / ns
+
+
+# ---------------------------------------------------------------------------
+# Adjoint
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _light_term_adj(gbar, n, v, l, e, mat, mi, gmat):
+    """Adjoint of _light_term (eq. R4): accumulates material cotangents; returns (ē, n̄, v̄, l̄)."""
+    hh = _add(l, v)
+    hn = math.sqrt(_dot(hh, hh))
+    h = _scale(1.0 / hn, hh)
+    nh = _dot(n, h)
+    p = mat[mi, EXP]
+    nl = _dot(n, l)
+    kd = _row(mat, mi, KD)
+    ks = _row(mat, mi, KS)
+    spec = nh ** p if nh > 0.0 else 0.0
+    b = _axpy(spec, ks, _scale(nl, kd))
+    ebar = _mul(gbar, b)
+    bbar = _mul(gbar, e)
+    _acc(gmat, mi, KD, _scale(nl, bbar))
+    _acc(gmat, mi, KS, _scale(spec, bbar))
+    nlbar = _dot(bbar, kd)
+    specbar = _dot(bbar, ks)
+    nhbar = 0.0
+    if nh > 0.0:
+        gmat[mi, EXP] += specbar * spec * math.log(nh)
+        nhbar = specbar * p * nh ** (p - 1.0)
+    nbar = _axpy(nlbar, l, _scale(nhbar, h))
+    hhbar = _normalize_adj(hh, hn, _scale(nhbar, n))
+    lbar = _axpy(nlbar, n, hhbar)
+    return ebar, nbar, hhbar, lbar
+
+
+@njit(cache=True)
+def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, gmat, gpl, gdl):
+    """Adjoint of _shade with output cotangent ``gbar``: returns (x̄, n̄, d̄) (eqs. R3–R5)."""
+    _acc(gmat, mi, AMB, gbar)
+    v = (-d[0], -d[1], -d[2])
+    xbar = (0.0, 0.0, 0.0)
+    nbar = (0.0, 0.0, 0.0)
+    vbar = (0.0, 0.0, 0.0)
+    for k in range(plights.shape[0]):
+        w = _sub(_row(plights, k, 0), x)
+        dist2 = _dot(w, w)
+        dist = math.sqrt(dist2)
+        l = _scale(1.0 / dist, w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri):
+            continue
+        col = _row(plights, k, 3)
+        inten = plights[k, 6]
+        e = _scale(inten * _INV4PI / dist2, col)
+        ebar, nb, vb, lbar = _light_term_adj(gbar, n, v, l, e, mat, mi, gmat)
+        nbar = _add(nbar, nb)
+        vbar = _add(vbar, vb)
+        # e = I c / (4π |w|²), l = w / |w|.
+        _acc(gpl, k, 3, _scale(inten * _INV4PI / dist2, ebar))
+        gpl[k, 6] += _dot(ebar, col) * _INV4PI / dist2
+        dist2bar = -_dot(ebar, e) / dist2
+        wbar = _axpy(2.0 * dist2bar, w, _normalize_adj(w, dist, lbar))
+        _acc(gpl, k, 0, wbar)
+        xbar = _sub(xbar, wbar)
+    for k in range(dlights.shape[0]):
+        w = _row(dlights, k, 0)
+        wn = math.sqrt(_dot(w, w))
+        l = _scale(-1.0 / wn, w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri):
+            continue
+        col = _row(dlights, k, 3)
+        inten = dlights[k, 6]
+        e = _scale(inten, col)
+        ebar, nb, vb, lbar = _light_term_adj(gbar, n, v, l, e, mat, mi, gmat)
+        nbar = _add(nbar, nb)
+        vbar = _add(vbar, vb)
+        _acc(gdl, k, 3, _scale(inten, ebar))
+        gdl[k, 6] += _dot(ebar, col)
+        _acc(gdl, k, 0, _scale(-1.0, _normalize_adj(w, wn, lbar)))
+    return xbar, nbar, (-vbar[0], -vbar[1], -vbar[2])
+
+
+@njit(cache=True)
+def _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, gpln, gverts):
+    """Adjoint of x = o + t(o, d, θ) d and n = s·normal(x, θ) (eqs. R6–R8): returns (ō, d̄)."""
+    if kind == SPHERE:
+        c = _row(sph, idx, 0)
+        r = sph[idx, 3]
+        q = _sub(x, c)
+        # n = s q / r
+        xbar = _axpy(s / r, nbar, xbar)
+        _acc(gsph, idx, 0, _scale(-s / r, nbar))
+        gsph[idx, 3] -= s * _dot(nbar, q) / (r * r)
+        tbar = _dot(xbar, d)
+        den = _dot(q, d)
+        obar = _axpy(-tbar / den, q, xbar)
+        dbar = _axpy(-tbar * t / den, q, _scale(t, xbar))
+        _acc(gsph, idx, 0, _scale(tbar / den, q))
+        gsph[idx, 3] += tbar * r / den
+        return obar, dbar
+    if kind == PLANE:
+        p = _row(pln, idx, 0)
+        m = _row(pln, idx, 3)
+    else:
+        i0 = tri[idx, 0]
+        i1 = tri[idx, 1]
+        i2 = tri[idx, 2]
+        p = _row(verts, i0, 0)
+        e1 = _sub(_row(verts, i1, 0), p)
+        e2 = _sub(_row(verts, i2, 0), p)
+        m = _cross(e1, e2)
+    mn = math.sqrt(_dot(m, m))
+    mbar = _normalize_adj(m, mn, _scale(s, nbar))
+    tbar = _dot(xbar, d)
+    den = _dot(d, m)
+    obar = _axpy(-tbar / den, m, xbar)
+    dbar = _axpy(-tbar * t / den, m, _scale(t, xbar))
+    pbar = _scale(tbar / den, m)
+    mbar = _axpy(-tbar / den, _sub(x, p), mbar)
+    if kind == PLANE:
+        _acc(gpln, idx, 0, pbar)
+        _acc(gpln, idx, 3, mbar)
+    else:
+        e1bar = _cross(e2, mbar)
+        e2bar = _cross(mbar, e1)
+        _acc(gverts, i1, 0, e1bar)
+        _acc(gverts, i2, 0, e2bar)
+        _acc(gverts, i0, 0, _sub(pbar, _add(e1bar, e2bar)))
+    return obar, dbar
+
+
+@njit(cache=True)
+def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
+               plights, dlights, rec, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
+    """Re-trace one ray chain into ``rec`` and walk it backwards: returns (ō, d̄) of the ray."""
+    nb = 0
+    missed = False
+    for _ in range(depth + 1):
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri)
+        for c in range(3):
+            rec[nb, _B_O + c] = o[c]
+            rec[nb, _B_D + c] = d[c]
+        rec[nb, _B_KIND] = kind
+        nb += 1
+        if kind == MISS:
+            missed = True
+            break
+        x = _axpy(t, d, o)
+        n = _geometry(kind, idx, x, sph, pln, verts, tri)
+        s = 1.0
+        if _dot(n, d) > 0.0:
+            s = -1.0
+            n = (-n[0], -n[1], -n[2])
+        mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
+        for c in range(3):
+            rec[nb - 1, _B_X + c] = x[c]
+            rec[nb - 1, _B_N + c] = n[c]
+        rec[nb - 1, _B_T] = t
+        rec[nb - 1, _B_S] = s
+        rec[nb - 1, _B_IDX] = idx
+        rec[nb - 1, _B_MAT] = mi
+        if mat[mi, REFL] == 0.0:
+            break
+        d = _axpy(-2.0 * _dot(d, n), n, d)
+        o = x
+    # Weights W_k = Π_{i<k} refl_i (eq. R9).
+    w = 1.0
+    for k in range(nb):
+        rec[k, _B_COLS] = w
+        if rec[k, _B_KIND] != MISS:
+            w *= mat[int(rec[k, _B_MAT]), REFL]
+    obar_next = (0.0, 0.0, 0.0)
+    dbar_next = (0.0, 0.0, 0.0)
+    rnext = 0.0  # R_{k+1} = ḡ·(colour seen by ray k+1)
+    for k in range(nb - 1, -1, -1):
+        wk = rec[k, _B_COLS]
+        if k == nb - 1 and missed:
+            _acc2(gbg, _scale(wk, gbar))
+            rnext = gbar[0] * bg[0] + gbar[1] * bg[1] + gbar[2] * bg[2]
+            continue
+        o = _row(rec, k, _B_O)
+        d = _row(rec, k, _B_D)
+        x = _row(rec, k, _B_X)
+        n = _row(rec, k, _B_N)
+        t = rec[k, _B_T]
+        s = rec[k, _B_S]
+        kind = int(rec[k, _B_KIND])
+        idx = int(rec[k, _B_IDX])
+        mi = int(rec[k, _B_MAT])
+        refl = mat[mi, REFL]
+        xbar = (0.0, 0.0, 0.0)
+        nbar = (0.0, 0.0, 0.0)
+        dbar = (0.0, 0.0, 0.0)
+        if k < nb - 1:
+            # The next ray: o' = x, d' = d − 2 (d·n) n, weighted by refl (eq. R9).
+            gmat[mi, REFL] += wk * rnext
+            xbar = obar_next
+            dn = _dot(d, n)
+            ndb = _dot(n, dbar_next)
+            dbar = _axpy(-2.0 * ndb, n, dbar_next)
+            nbar = _scale(-2.0, _axpy(dn, dbar_next, _scale(ndb, d)))
+        loc = _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri)
+        rnext = _dot(gbar, loc) + refl * rnext
+        xb, nb2, db = _shade_adj(_scale(wk, gbar), x, n, d, mi, mat, plights, dlights, sph, pln,
+                                 verts, tri, gmat, gpl, gdl)
+        xbar = _add(xbar, xb)
+        nbar = _add(nbar, nb2)
+        dbar = _add(dbar, db)
+        ob, db2 = _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, gpln,
+                           gverts)
+        obar_next = ob
+        dbar_next = _add(dbar, db2)
+    return obar_next, dbar_next
+
+
+@njit(cache=True)
+def _acc2(g, v):
+    g[0] += v[0]
+    g[1] += v[1]
+    g[2] += v[2]
+
+
+@njit(parallel=True, cache=True)
+def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
+                          verts, tri, tri_mat, mat, plights, dlights, gimg, nchunks, gcam, gbg,
+                          gsph, gpln, gverts, gmat, gpl, gdl):
+    """Accumulate ⟨ḡ, ∂image/∂θ⟩ for every scene table θ (interior terms; no visibility edges).
+
+    ``gimg`` (height, width, 3) is the image cotangent. Each of the ``nchunks`` parallel chunks of
+    pixels owns slice ``[c]`` of every output ``g*`` (leading axis ``nchunks``); the caller sums
+    them. ``gcam`` receives the cotangent of the ``cam`` table (eye, F, R, U).
+    """
+    npix = width * height
+    ns = side * side
+    for c in prange(nchunks):
+        rec = np.zeros((depth + 1, _B_COLS + 1))
+        lo = c * npix // nchunks
+        hi = (c + 1) * npix // nchunks
+        eye = _row(cam, 0, 0)
+        for pix in range(lo, hi):
+            i = pix // width
+            j = pix - i * width
+            gbar = (gimg[i, j, 0] / ns, gimg[i, j, 1] / ns, gimg[i, j, 2] / ns)
+            if gbar[0] == 0.0 and gbar[1] == 0.0 and gbar[2] == 0.0:
+                continue
+            for k in range(ns):
+                sx, sy = sample_offsets(pix, k, side, seed)
+                u, al, be = _primary(cam, i, j, sx, sy, width, height)
+                un = math.sqrt(_dot(u, u))
+                d = _scale(1.0 / un, u)
+                obar, dbar = _trace_adj(eye, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat,
+                                        verts, tri, tri_mat, mat, plights, dlights, rec, gbg[c],
+                                        gsph[c], gpln[c], gverts[c], gmat[c], gpl[c], gdl[c])
+                ubar = _normalize_adj(u, un, dbar)
+                _acc(gcam[c], 0, 0, obar)
+                _acc(gcam[c], 1, 0, ubar)
+                _acc(gcam[c], 2, 0, _scale(al, ubar))
+                _acc(gcam[c], 3, 0, _scale(be, ubar))
+
+
+def default_chunks() -> int:
+    """Parallel chunks of the adjoint kernel: a few per thread, for load balance."""
+    return 4 * numba.get_num_threads()

@@ -1,0 +1,203 @@
+"""The render kernel and its adjoint bound as one diffsci primitive; scene validation.
+
+:func:`render_primitive` is a ``ds.custom_vjp`` function of the whole :class:`~raytrace.Scene`:
+its cotangent is a Scene-shaped pytree, so any image loss written with NumPy/diffsci calls
+differentiates with respect to every scene parameter. Validation happens here, once per render, on
+plain values (inside the primal and the forward rule), with errors naming the object and the field.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import diffsci as ds
+from diffsci.devices import check_device
+
+from . import _kernels as K
+from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Triangle
+from ._pack import Packed, pack, unpack_cotangent
+
+__all__ = ["render_primitive", "validate_scene"]
+
+#: Triangles with area below this (relative to their longest edge squared) are degenerate.
+DEGENERATE_TRIANGLE_RTOL = 1e-12
+#: The camera's forward and up directions may not be closer to parallel than this (|sin angle|).
+PARALLEL_UP_TOL = 1e-9
+
+
+def _check_finite(where: str, value) -> None:
+    a = np.asarray(value, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{where}: expected finite numbers, got {a!r}")
+
+
+def _check_material(where: str, m) -> None:
+    for name in ("diffuse", "specular", "exponent", "reflection", "ambient"):
+        _check_finite(f"{where}.material.{name}", getattr(m, name))
+    if float(m.exponent) <= 0.0:
+        raise ValueError(f"{where}.material.exponent: expected > 0, got {float(m.exponent)}")
+    if float(m.reflection) < 0.0:
+        raise ValueError(f"{where}.material.reflection: expected >= 0, got {float(m.reflection)}")
+
+
+def _check_triangle(where: str, v0, v1, v2) -> None:
+    e1, e2 = v1 - v0, v2 - v0
+    area2 = np.linalg.norm(np.cross(e1, e2), axis=-1)
+    scale = np.maximum(np.sum(e1 * e1, axis=-1), np.sum(e2 * e2, axis=-1))
+    bad = np.flatnonzero(np.atleast_1d(area2 <= DEGENERATE_TRIANGLE_RTOL * scale))
+    if bad.size:
+        raise ValueError(
+            f"{where}: degenerate triangle (zero area), face {int(bad[0])} with vertices "
+            f"{np.atleast_2d(v0)[bad[0]]}, {np.atleast_2d(v1)[bad[0]]}, "
+            f"{np.atleast_2d(v2)[bad[0]]}"
+        )
+
+
+def validate_scene(scene) -> None:
+    """Check a scene's values once before rendering.
+
+    Raises:
+        TypeError: ``scene`` is not a Scene.
+        ValueError: naming the object and field: a non-finite number, a radius ≤ 0, a degenerate
+            triangle, a zero plane normal or light direction, an out-of-range mesh face index, a
+            fov outside (0, 180), a camera whose eye equals its look-at point or that looks along
+            its up vector.
+    """
+    if not isinstance(scene, Scene):
+        raise TypeError(f"render: scene: expected a raytrace.Scene, got {type(scene).__name__}")
+    cam = scene.camera
+    for name in ("eye", "look_at", "up", "fov"):
+        _check_finite(f"scene.camera.{name}", getattr(cam, name))
+    fov = float(cam.fov)
+    if not 0.0 < fov < 180.0:
+        raise ValueError(f"scene.camera.fov: expected degrees in (0, 180), got {fov}")
+    fwd = np.asarray(cam.look_at, np.float64) - np.asarray(cam.eye, np.float64)
+    up = np.asarray(cam.up, np.float64)
+    if np.linalg.norm(fwd) == 0.0:
+        raise ValueError(f"scene.camera.look_at: equals the eye {np.asarray(cam.eye)}")
+    sin_angle = np.linalg.norm(np.cross(fwd, up)) / (np.linalg.norm(fwd) * np.linalg.norm(up))
+    if not sin_angle > PARALLEL_UP_TOL:
+        raise ValueError(
+            f"scene.camera.up: {up} is parallel to the viewing direction look_at - eye = {fwd}; "
+            f"choose an up vector not along the viewing direction"
+        )
+    _check_finite("scene.background", scene.background)
+    for k, s in enumerate(scene.shapes):
+        where = f"scene.shapes[{k}] ({type(s).__name__})"
+        _check_material(where, s.material)
+        if isinstance(s, Sphere):
+            _check_finite(f"{where}.center", s.center)
+            _check_finite(f"{where}.radius", s.radius)
+            if float(s.radius) <= 0.0:
+                raise ValueError(f"{where}.radius: expected > 0, got {float(s.radius)}")
+        elif isinstance(s, Plane):
+            _check_finite(f"{where}.point", s.point)
+            _check_finite(f"{where}.normal", s.normal)
+            if not np.any(np.asarray(s.normal) != 0.0):
+                raise ValueError(f"{where}.normal: expected a non-zero vector, got {s.normal}")
+        elif isinstance(s, Triangle):
+            for name in ("v0", "v1", "v2"):
+                _check_finite(f"{where}.{name}", getattr(s, name))
+            _check_triangle(where, *(np.asarray(getattr(s, n), np.float64)
+                                     for n in ("v0", "v1", "v2")))
+        elif isinstance(s, Mesh):
+            _check_finite(f"{where}.vertices", s.vertices)
+            f = np.asarray(s.faces)
+            nv = len(s.vertices)
+            if f.size and (f.min() < 0 or f.max() >= nv):
+                raise ValueError(
+                    f"{where}.faces: indices must lie in [0, {nv}), got range "
+                    f"[{f.min()}, {f.max()}]"
+                )
+            v = np.asarray(s.vertices, np.float64)
+            if f.size:
+                _check_triangle(f"{where}.faces", v[f[:, 0]], v[f[:, 1]], v[f[:, 2]])
+    for k, li in enumerate(scene.lights):
+        where = f"scene.lights[{k}] ({type(li).__name__})"
+        where_is = "position" if isinstance(li, PointLight) else "direction"
+        for name in ("intensity", "color", where_is):
+            _check_finite(f"{where}.{name}", getattr(li, name))
+        if isinstance(li, DirectionalLight) and not np.any(np.asarray(li.direction) != 0.0):
+            raise ValueError(f"{where}.direction: expected a non-zero vector, got {li.direction}")
+
+
+def _out_dtype(scene):
+    leaves = [x for x in ds.tree_leaves(scene) if np.result_type(x).kind == "f"]
+    return np.result_type(*leaves) if leaves else np.dtype(np.float64)
+
+
+def _forward(scene, depth, side, seed, device):
+    validate_scene(scene)
+    p = pack(scene)
+    cam = scene.camera
+    if device == "cuda":
+        from ._cuda import render_cuda
+
+        img = render_cuda(cam.width, cam.height, side, depth, seed, p)
+    else:
+        img = np.empty((cam.height, cam.width, 3))
+        K.render_kernel(cam.width, cam.height, side, depth, float(seed), *p.tables(), img)
+    return img.astype(_out_dtype(scene), copy=False), p
+
+
+def adjoint_tables(p: Packed, width, height, side, depth, seed, gimg, nchunks=None):
+    """Run the adjoint kernel: cotangents of every table of ``p`` (dict keyed like Packed)."""
+    nchunks = K.default_chunks() if nchunks is None else nchunks
+    z = {name: np.zeros((nchunks,) + getattr(p, name).shape)
+         for name in ("cam", "bg", "sph", "pln", "verts", "mat", "plights", "dlights")}
+    K.render_adjoint_kernel(width, height, side, depth, float(seed), *p.tables(),
+                            np.ascontiguousarray(gimg, dtype=np.float64), nchunks, z["cam"],
+                            z["bg"], z["sph"], z["pln"], z["verts"], z["mat"], z["plights"],
+                            z["dlights"])
+    return {name: a.sum(axis=0) for name, a in z.items()}
+
+
+@ds.custom_vjp
+def render_primitive(scene, depth, side, seed, device):
+    """Render ``scene`` (Whitted, Blinn–Phong): float image (height, width, 3); one primitive."""
+    return _forward(scene, depth, side, seed, device)[0]
+
+
+def _render_fwd(scene, depth, side, seed, device):
+    img, p = _forward(scene, depth, side, seed, device)
+    return img, (scene, p, depth, side, seed)
+
+
+def _render_bwd(res, g):
+    scene, p, depth, side, seed = res
+    cam = scene.camera
+    if isinstance(g, ds.Tracer):
+        # custom_vjp derives forward mode by differentiating bwd; this bwd is a Numba kernel.
+        raise NotImplementedError(
+            "raytrace.render: forward mode (ds.jvp, ds.jacfwd, ds.hessian) is not supported: the "
+            "render has a hand-written reverse-mode adjoint only; use ds.grad / ds.pullback"
+        )
+    g = np.asarray(g)
+    if g.shape != (cam.height, cam.width, 3):
+        raise ValueError(
+            f"render: image cotangent: expected shape {(cam.height, cam.width, 3)}, got {g.shape}"
+        )
+    tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
+    return unpack_cotangent(scene, tables), None, None, None, None
+
+
+render_primitive.defvjp(_render_fwd, _render_bwd)
+
+
+def check_options(depth, samples, seed, device) -> tuple[int, int, int, str]:
+    """Validate render options; returns (depth, side, seed, device) with side² = samples."""
+    if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 0:
+        raise ValueError(f"render: depth: expected an int >= 0, got {depth!r}")
+    if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
+        raise ValueError(f"render: samples: expected a positive perfect square, got {samples!r}")
+    side = math.isqrt(int(samples))
+    if side * side != samples:
+        raise ValueError(
+            f"render: samples: expected a perfect square (1, 4, 9, 16, ...) for s×s stratified "
+            f"sampling, got {samples}"
+        )
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ValueError(f"render: seed: expected an int, got {seed!r}")
+    return int(depth), side, int(seed), check_device(device)

@@ -1,0 +1,62 @@
+"""Shared reference scenes for the raytrace tests (small images; every feature exercised)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import raytrace as rt
+
+PAPER_TRIANGLE = ((-1.7, 1.0, 0.0), (1.0, 1.0, 0.0), (-0.5, -1.0, 0.0))
+
+
+def paper_scene(size=16, light=(5.0, 5.0, -10.0), intensity=20000.0):
+    """The paper's inverse-lighting scene (arXiv 1907.07587 §5) at ``size × size``."""
+    mat = rt.Material(diffuse=(0.0, 1.0, 0.0), specular=(1.0, 1.0, 1.0), exponent=50.0,
+                      reflection=0.5, ambient=(0.0, 0.05, 0.0))
+    return rt.Scene(
+        rt.Camera(eye=(0.0, 0.0, -5.0), look_at=(0.0, 0.0, 0.0), fov=45.0, width=size, height=size),
+        (rt.Triangle(*PAPER_TRIANGLE, material=mat),),
+        (rt.PointLight(light, intensity),),
+    )
+
+
+def mixed_params():
+    """Every differentiable parameter of :func:`mixed_scene`, as a dict of float64 arrays."""
+    f = np.array
+    return {
+        "eye": f([0.3, 1.2, -6.0]), "look_at": f([0.0, 0.2, 0.0]), "up": f([0.05, 1.0, 0.0]),
+        "fov": f(40.0),
+        "c0": f([-0.8, 0.1, 0.5]), "r0": f(0.8), "c1": f([0.9, -0.2, -0.3]), "r1": f(0.55),
+        "plane_p": f([0.0, -0.8, 0.0]), "plane_n": f([0.02, 1.0, 0.05]),
+        "tri": f([[-2.5, -0.5, 2.5], [2.5, -0.4, 2.6], [0.0, 2.5, 2.8]]),
+        "mesh": f([[1.4, 0.6, -1.0], [2.0, 0.7, -0.6], [1.6, 1.5, -0.8], [1.9, 1.3, -1.4]]),
+        "kd0": f([0.8, 0.3, 0.2]), "ks0": f([0.5, 0.5, 0.5]), "p0": f(20.0), "refl0": f(0.3),
+        "amb0": f([0.05, 0.02, 0.02]),
+        "kd1": f([0.2, 0.4, 0.9]), "refl1": f(0.6), "kd_plane": f([0.6, 0.6, 0.5]),
+        "refl_plane": f(0.25), "kd_tri": f([0.3, 0.8, 0.3]), "kd_mesh": f([0.9, 0.9, 0.2]),
+        "lp": f([2.5, 3.5, -3.0]), "li": f(300.0), "lc": f([1.0, 0.9, 0.8]),
+        "ld": f([-0.4, -1.0, 0.6]), "di": f(0.6), "dc": f([0.7, 0.8, 1.0]),
+        "bg": f([0.05, 0.1, 0.2]),
+    }
+
+
+def mixed_scene(p, size=12):
+    """Spheres, a plane, a triangle and a 2-face mesh; a point and a directional light."""
+    mat = rt.Material
+    return rt.Scene(
+        rt.Camera(eye=p["eye"], look_at=p["look_at"], up=p["up"], fov=p["fov"], width=size,
+                  height=size),
+        (
+            rt.Sphere(p["c0"], p["r0"], mat(diffuse=p["kd0"], specular=p["ks0"], exponent=p["p0"],
+                                           reflection=p["refl0"], ambient=p["amb0"])),
+            rt.Sphere(p["c1"], p["r1"], mat(diffuse=p["kd1"], specular=(0.3, 0.3, 0.3),
+                                           exponent=10.0, reflection=p["refl1"])),
+            rt.Plane(p["plane_p"], p["plane_n"], mat(diffuse=p["kd_plane"],
+                                                     reflection=p["refl_plane"])),
+            rt.Triangle(p["tri"][0], p["tri"][1], p["tri"][2], mat(diffuse=p["kd_tri"])),
+            rt.Mesh(p["mesh"], np.array([[0, 1, 2], [0, 2, 3]]),
+                    mat(diffuse=p["kd_mesh"], specular=(0.2, 0.2, 0.2))),
+        ),
+        (rt.PointLight(p["lp"], p["li"], p["lc"]), rt.DirectionalLight(p["ld"], p["di"], p["dc"])),
+        background=p["bg"],
+    )
