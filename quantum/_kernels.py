@@ -1,0 +1,377 @@
+"""Numba kernels of the state-vector simulator, on plain arrays.
+
+Everything here takes and returns plain ndarrays and scalars; nothing imports diffsci. The kernels
+assume valid input (validation happens once, in ``_model.py`` / ``_ops.py``).
+
+Conventions:
+
+- A state of ``n`` qubits is a complex128 array of length ``2**n``; wire ``w`` is bit
+  ``n - 1 - w`` of the amplitude index (wire 0 is the most significant bit, as in PennyLane).
+- A circuit is compiled (``_model.compile_program``) into a *program*: one row per elementary
+  operation, with a kind code (``K_*`` below), an integer row ``ints[g]`` =
+  ``(bit0, bit1, cmask, xmask, zmask, ny)``, a 4×4 complex matrix slot ``mats[g]`` and an angle
+  ``phi_g = scale[g] * theta[pidx[g]] + offset[g]`` (``pidx[g] = -1``: a fixed angle ``offset[g]``).
+- A Pauli string is ``(xmask, zmask, ny)``: X or Y on the bits of ``xmask``, Z or Y on the bits of
+  ``zmask``, ``ny`` the number of Y's. ``P|j⟩ = i**ny (-1)**popcount(j & zmask) |j ^ xmask⟩``.
+- Elementary parameterised operations have a generator ``A`` with ``dU/dphi = A U``:
+  ``K_ROT`` (``U = exp(-i phi P / 2)`` on the control subspace, ``A = -i/2 Π_c P``) and
+  ``K_PHASE`` (``U = exp(i phi Π_mask)``, ``A = i Π_mask``). See ``quantum/DERIVATIONS.md``.
+
+The adjoint sweep (:func:`adjoint_sweep`) and the tangent sweep (:func:`tangent_sweep`) run a whole
+program inside one compiled call, so small circuits pay no per-gate Python overhead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# Kinds of elementary operations (a program's ``kinds`` column).
+K_MAT1 = 0  # general 1-qubit matrix mats[g, :2, :2] on bit0, controlled by cmask
+K_MAT2 = 1  # general 2-qubit matrix mats[g] on (bit0 = high, bit1 = low), controlled by cmask
+K_X = 2  # X on bit0 (a permutation), controlled by cmask: X, CNOT, Toffoli, MCX
+K_SWAP = 3  # SWAP of bit0 and bit1, controlled by cmask
+K_DIAG = 4  # diag(mats[g,0,0], mats[g,1,1]) on bit0, controlled by cmask: Z, S, T, CZ ...
+K_ROT = 5  # exp(-i phi P / 2), P = (xmask, zmask, ny), controlled by cmask
+K_PHASE = 6  # exp(i phi) on amplitudes with all bits of cmask set: PhaseShift, CPhase
+
+PARAM_KINDS = (K_ROT, K_PHASE)
+
+
+@njit(cache=True, inline="always")
+def _parity(v):
+    """popcount(v) mod 2 for 0 <= v < 2**63."""
+    v ^= v >> 32
+    v ^= v >> 16
+    v ^= v >> 8
+    v ^= v >> 4
+    v ^= v >> 2
+    v ^= v >> 1
+    return v & 1
+
+
+@njit(cache=True, inline="always")
+def _insert0(k, b):
+    """k with a 0 bit inserted at position b."""
+    low = k & ((1 << b) - 1)
+    return ((k >> b) << (b + 1)) | low
+
+
+@njit(cache=True, inline="always")
+def _iphase(ny):
+    """i**ny."""
+    r = ny & 3
+    if r == 0:
+        return 1.0 + 0.0j
+    if r == 1:
+        return 0.0 + 1.0j
+    if r == 2:
+        return -1.0 + 0.0j
+    return 0.0 - 1.0j
+
+
+# ----------------------------------------------------------------------------- gate kernels
+
+
+@njit(cache=True)
+def apply_mat1(psi, b, cmask, m00, m01, m10, m11):
+    """psi <- U psi for U = [[m00, m01], [m10, m11]] on bit b, where all cmask bits are set."""
+    half = psi.size >> 1
+    bit = 1 << b
+    for k in range(half):
+        i0 = _insert0(k, b)
+        if (i0 & cmask) != cmask:
+            continue
+        i1 = i0 | bit
+        a0 = psi[i0]
+        a1 = psi[i1]
+        psi[i0] = m00 * a0 + m01 * a1
+        psi[i1] = m10 * a0 + m11 * a1
+
+
+@njit(cache=True)
+def apply_mat2(psi, bhi, blo, cmask, m, inverse):
+    """psi <- U psi (or U† psi) for a 4×4 U on bits (bhi = local MSB, blo), controlled by cmask."""
+    u = np.empty((4, 4), np.complex128)
+    for r in range(4):
+        for c in range(4):
+            u[r, c] = np.conj(m[c, r]) if inverse else m[r, c]
+    lo, hi = min(bhi, blo), max(bhi, blo)
+    quarter = psi.size >> 2
+    bh = 1 << bhi
+    bl = 1 << blo
+    for k in range(quarter):
+        i00 = _insert0(_insert0(k, lo), hi)
+        if (i00 & cmask) != cmask:
+            continue
+        i01 = i00 | bl
+        i10 = i00 | bh
+        i11 = i10 | bl
+        a0 = psi[i00]
+        a1 = psi[i01]
+        a2 = psi[i10]
+        a3 = psi[i11]
+        psi[i00] = u[0, 0] * a0 + u[0, 1] * a1 + u[0, 2] * a2 + u[0, 3] * a3
+        psi[i01] = u[1, 0] * a0 + u[1, 1] * a1 + u[1, 2] * a2 + u[1, 3] * a3
+        psi[i10] = u[2, 0] * a0 + u[2, 1] * a1 + u[2, 2] * a2 + u[2, 3] * a3
+        psi[i11] = u[3, 0] * a0 + u[3, 1] * a1 + u[3, 2] * a2 + u[3, 3] * a3
+
+
+@njit(cache=True)
+def apply_x(psi, b, cmask):
+    """psi <- X_b psi on the control subspace (a swap of amplitude pairs)."""
+    half = psi.size >> 1
+    bit = 1 << b
+    for k in range(half):
+        i0 = _insert0(k, b)
+        if (i0 & cmask) != cmask:
+            continue
+        i1 = i0 | bit
+        t = psi[i0]
+        psi[i0] = psi[i1]
+        psi[i1] = t
+
+
+@njit(cache=True)
+def apply_swap(psi, b0, b1, cmask):
+    """psi <- SWAP(b0, b1) psi on the control subspace."""
+    lo, hi = min(b0, b1), max(b0, b1)
+    quarter = psi.size >> 2
+    for k in range(quarter):
+        i00 = _insert0(_insert0(k, lo), hi)
+        if (i00 & cmask) != cmask:
+            continue
+        i01 = i00 | (1 << lo)
+        i10 = i00 | (1 << hi)
+        t = psi[i01]
+        psi[i01] = psi[i10]
+        psi[i10] = t
+
+
+@njit(cache=True)
+def apply_diag(psi, b, cmask, d0, d1):
+    """psi <- diag(d0, d1)_b psi on the control subspace."""
+    bit = 1 << b
+    for j in range(psi.size):
+        if (j & cmask) != cmask:
+            continue
+        if j & bit:
+            psi[j] *= d1
+        else:
+            psi[j] *= d0
+
+
+@njit(cache=True)
+def apply_rot(psi, xmask, zmask, ny, cmask, phi):
+    """psi <- exp(-i phi P / 2) psi on the control subspace; P = (xmask, zmask, ny)."""
+    c = np.cos(0.5 * phi)
+    s = np.sin(0.5 * phi)
+    if xmask == 0:  # diagonal: Z-type strings (RZ, IsingZZ, MultiRZ)
+        em = complex(c, -s)
+        ep = complex(c, s)
+        for j in range(psi.size):
+            if (j & cmask) != cmask:
+                continue
+            psi[j] *= ep if _parity(j & zmask) else em
+        return
+    ph = _iphase(ny) * complex(0.0, -s)  # -i s i**ny
+    p = 0
+    while not (xmask >> p) & 1:
+        p += 1
+    half = psi.size >> 1
+    for k in range(half):
+        j = _insert0(k, p)
+        if (j & cmask) != cmask:
+            continue
+        j2 = j ^ xmask
+        a = psi[j]
+        bb = psi[j2]
+        sj2 = -1.0 if _parity(j2 & zmask) else 1.0
+        sj = -1.0 if _parity(j & zmask) else 1.0
+        psi[j] = c * a + ph * sj2 * bb
+        psi[j2] = c * bb + ph * sj * a
+
+
+@njit(cache=True)
+def apply_phase(psi, mask, phi):
+    """psi_j <- exp(i phi) psi_j where all bits of mask are set in j."""
+    e = complex(np.cos(phi), np.sin(phi))
+    for j in range(psi.size):
+        if (j & mask) == mask:
+            psi[j] *= e
+
+
+@njit(cache=True)
+def apply_op(psi, kind, ints, mat, phi, inverse):
+    """Apply one elementary operation (or its inverse) in place."""
+    b0 = ints[0]
+    cmask = ints[2]
+    if kind == K_MAT1:
+        if inverse:
+            apply_mat1(psi, b0, cmask, np.conj(mat[0, 0]), np.conj(mat[1, 0]),
+                       np.conj(mat[0, 1]), np.conj(mat[1, 1]))
+        else:
+            apply_mat1(psi, b0, cmask, mat[0, 0], mat[0, 1], mat[1, 0], mat[1, 1])
+    elif kind == K_MAT2:
+        apply_mat2(psi, b0, ints[1], cmask, mat, inverse)
+    elif kind == K_X:
+        apply_x(psi, b0, cmask)
+    elif kind == K_SWAP:
+        apply_swap(psi, b0, ints[1], cmask)
+    elif kind == K_DIAG:
+        if inverse:
+            apply_diag(psi, b0, cmask, np.conj(mat[0, 0]), np.conj(mat[1, 1]))
+        else:
+            apply_diag(psi, b0, cmask, mat[0, 0], mat[1, 1])
+    elif kind == K_ROT:
+        apply_rot(psi, ints[3], ints[4], ints[5], cmask, -phi if inverse else phi)
+    elif kind == K_PHASE:
+        apply_phase(psi, cmask, -phi if inverse else phi)
+
+
+@njit(cache=True, inline="always")
+def _angle(g, pidx, scale, offset, theta):
+    k = pidx[g]
+    if k < 0:
+        return offset[g]
+    return scale[g] * theta[k] + offset[g]
+
+
+@njit(cache=True)
+def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta):
+    """psi <- U_G ... U_1 psi for the program at parameters theta (in place)."""
+    for g in range(kinds.size):
+        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False)
+
+
+@njit(cache=True, parallel=True)
+def run_forward_batch(psis, kinds, ints, mats, pidx, scale, offset, thetas):
+    """Row b of psis <- the program at thetas[b] applied to it; rows run in parallel."""
+    for r in prange(psis.shape[0]):
+        run_forward(psis[r], kinds, ints, mats, pidx, scale, offset, thetas[r])
+
+
+# ----------------------------------------------------------------------------- generators
+
+
+@njit(cache=True)
+def generator_inner(lam, psi, kind, ints):
+    """⟨lam, A psi⟩ = Σ_j conj(lam_j) (A psi)_j for the generator A of a parameterised op."""
+    cmask = ints[2]
+    acc = 0.0j
+    if kind == K_PHASE:
+        for j in range(psi.size):
+            if (j & cmask) == cmask:
+                acc += np.conj(lam[j]) * psi[j]
+        return 1j * acc
+    xmask, zmask = ints[3], ints[4]
+    for j in range(psi.size):
+        if (j & cmask) != cmask:
+            continue
+        src = j ^ xmask
+        t = np.conj(lam[j]) * psi[src]
+        acc += -t if _parity(src & zmask) else t
+    return complex(0.0, -0.5) * _iphase(ints[5]) * acc
+
+
+@njit(cache=True)
+def add_generator(dst, psi, kind, ints, coef):
+    """dst <- dst + coef · A psi for the generator A of a parameterised op."""
+    cmask = ints[2]
+    if kind == K_PHASE:
+        f = complex(0.0, coef)
+        for j in range(psi.size):
+            if (j & cmask) == cmask:
+                dst[j] += f * psi[j]
+        return
+    xmask, zmask = ints[3], ints[4]
+    f = complex(0.0, -0.5 * coef) * _iphase(ints[5])
+    for j in range(psi.size):
+        if (j & cmask) != cmask:
+            continue
+        src = j ^ xmask
+        v = f * psi[src]
+        dst[j] += -v if _parity(src & zmask) else v
+
+
+@njit(cache=True)
+def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad):
+    """The adjoint method: grad[k] += Re⟨lam, dpsi/dtheta_k⟩ (DERIVATIONS.md, eq. A3).
+
+    On entry ``psi`` is the final state and ``lam`` the cotangent of the final state; both are
+    overwritten (on exit ``psi`` is the initial state, ``lam`` the initial state's cotangent).
+    """
+    for g in range(kinds.size - 1, -1, -1):
+        kind = kinds[g]
+        phi = _angle(g, pidx, scale, offset, theta)
+        if pidx[g] >= 0:
+            d = generator_inner(lam, psi, kind, ints[g]).real
+            grad[pidx[g]] += scale[g] * d
+        apply_op(psi, kind, ints[g], mats[g], phi, True)
+        apply_op(lam, kind, ints[g], mats[g], phi, True)
+
+
+@njit(cache=True, parallel=True)
+def adjoint_sweep_batch(psis, lams, kinds, ints, mats, pidx, scale, offset, thetas, grads):
+    """:func:`adjoint_sweep` for each row of a batch, rows in parallel."""
+    for r in prange(psis.shape[0]):
+        adjoint_sweep(psis[r], lams[r], kinds, ints, mats, pidx, scale, offset, thetas[r],
+                      grads[r])
+
+
+@njit(cache=True)
+def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta):
+    """Forward-mode sweep: psi <- U psi and dpsi <- U dpsi + (dphi_g) A_g U psi, gate by gate.
+
+    ``dpsi`` starts as the tangent of the initial state (zeros for a fixed |0…0⟩).
+    """
+    for g in range(kinds.size):
+        kind = kinds[g]
+        phi = _angle(g, pidx, scale, offset, theta)
+        apply_op(psi, kind, ints[g], mats[g], phi, False)
+        apply_op(dpsi, kind, ints[g], mats[g], phi, False)
+        if pidx[g] >= 0:
+            dphi = scale[g] * dtheta[pidx[g]]
+            if dphi != 0.0:
+                add_generator(dpsi, psi, kind, ints[g], dphi)
+
+
+# ----------------------------------------------------------------------------- Pauli observables
+
+
+@njit(cache=True)
+def pauli_terms_expval(psi, xm, zm, ph):
+    """Re Σ_k ⟨psi| ph_k P_k |psi⟩ with P_k = (xm[k], zm[k]) and ph_k = coeff_k i**ny_k."""
+    total = 0.0
+    for k in range(xm.size):
+        x = xm[k]
+        z = zm[k]
+        acc = 0.0j
+        if x == 0:
+            r = 0.0
+            for j in range(psi.size):
+                a = psi[j].real * psi[j].real + psi[j].imag * psi[j].imag
+                r += -a if _parity(j & z) else a
+            acc = complex(r, 0.0)
+        else:
+            for j in range(psi.size):
+                src = j ^ x
+                t = np.conj(psi[j]) * psi[src]
+                acc += -t if _parity(src & z) else t
+        total += (ph[k] * acc).real
+    return total
+
+
+@njit(cache=True)
+def apply_pauli_terms(psi, out, xm, zm, ph):
+    """out <- Σ_k ph_k P_k psi (out is overwritten; never a dense matrix)."""
+    for j in range(out.size):
+        out[j] = 0.0
+    for k in range(xm.size):
+        x = xm[k]
+        z = zm[k]
+        f = ph[k]
+        for j in range(psi.size):
+            src = j ^ x
+            v = f * psi[src]
+            out[j] += -v if _parity(src & z) else v

@@ -1,0 +1,230 @@
+"""Measurements: ``expval``, ``var``, ``probs``, ``state``, ``sample``, ``counts``.
+
+Each validates its arguments once, then composes the primitives of ``quantum._ops``; everything
+except ``sample``/``counts`` is differentiable with respect to θ through ``diffsci`` (reverse and
+forward mode), including batches θ[B, P].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from diffsci.devices import check_device
+
+from ._model import Circuit, Hamiltonian, compile_observable
+from ._ops import Static, forward_states, pauli_p, shift_expval_p, state_p
+
+METHODS = ("adjoint", "parameter-shift")
+
+
+_PLAIN = (np.ndarray, np.generic, list, tuple, int, float)
+
+
+def _is_traced(x) -> bool:
+    """Whether x is a diffsci traced value (reverse-mode Tracer or forward-mode dual)."""
+    return not isinstance(x, _PLAIN) and hasattr(x, "shape")
+
+
+def _value(x):
+    """The plain value of a possibly traced x (for shapes and sampling)."""
+    while _is_traced(x):
+        x = x._value
+    return x
+
+
+def _check_theta(circuit: Circuit, theta, what: str):
+    """Validate θ against the circuit; returns θ as float64 (or the traced θ unchanged)."""
+    if not isinstance(circuit, Circuit):
+        raise TypeError(f"{what}: circuit must be a quantum.Circuit; got {type(circuit).__name__}.")
+    if theta is None:
+        theta = np.zeros(0)
+    shape = np.shape(theta)
+    p = circuit.n_params
+    if len(shape) not in (1, 2) or shape[-1] != p:
+        raise ValueError(
+            f"{what}: theta must have shape ({p},) or (batch, {p}) for a circuit with {p} "
+            f"parameter(s); got shape {shape}."
+        )
+    kind = np.dtype(getattr(theta, "dtype", None) or np.result_type(*np.ravel(theta), 0.0)).kind
+    if kind not in "fiu":
+        raise TypeError(f"{what}: theta must be real numbers; got dtype kind {kind!r}.")
+    return theta if _is_traced(theta) else np.asarray(theta, np.float64)
+
+
+def _check_obs(circuit: Circuit, observable, what: str):
+    """Compile one Hamiltonian or a sequence of them; returns (compiled list, single?)."""
+    single = isinstance(observable, Hamiltonian)
+    hs = [observable] if single else observable
+    if not single and not (isinstance(hs, Sequence) and hs):
+        raise TypeError(f"{what}: observable must be a Hamiltonian or a non-empty list of them; "
+                        f"got {type(observable).__name__}.")
+    obs = [compile_observable(h, circuit.n_qubits, f"{what}: observable {k}")
+           for k, h in enumerate(hs)]
+    return obs, single
+
+
+def state(circuit: Circuit, theta=None, *, device: str = "cpu"):
+    """The state vector ``U(θ)|0…0⟩``, differentiable with complex AD.
+
+    Args:
+        circuit: the circuit.
+        theta: parameters, shape (P,) or (B, P) (default: no parameters).
+        device: ``"cpu"`` or ``"cuda"``.
+
+    Returns:
+        complex128 array of shape (2**n,) or (B, 2**n); wire 0 is the most significant bit.
+        A real loss of it (a fidelity ``|⟨t|ψ⟩|²``) has gradients by the adjoint sweep
+        (``quantum/DERIVATIONS.md`` eq. A3), with diffsci's complex convention.
+
+    Example:
+        >>> state(Circuit(1).h(0)).round(3)
+        array([0.707+0.j, 0.707+0.j])
+    """
+    theta = _check_theta(circuit, theta, "state")
+    return state_p(theta, Static(circuit.program, device=check_device(device)))
+
+
+def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", device: str = "cpu"):
+    """Expectation value(s) ``⟨ψ(θ)|H|ψ(θ)⟩`` of Pauli-sum observables, differentiable in θ.
+
+    Args:
+        circuit: the circuit.
+        theta: parameters, shape (P,) or (B, P).
+        observable: a :class:`Hamiltonian` or a list of them.
+        method: the gradient method, ``"adjoint"`` (one backward sweep for all parameters and all
+            observables; Jones & Gacon, arXiv:2009.02823, Alg. 1) or ``"parameter-shift"``
+            (Schuld et al., PRA 99, 032331 (2019); 2 or 4 circuits per angle).
+        device: ``"cpu"`` or ``"cuda"``.
+
+    Returns:
+        A float (one observable), or shape (M,), (B,), (B, M).
+
+    Raises:
+        ValueError: theta's shape, an observable wire out of range, an unknown method.
+
+    Example:
+        >>> c = Circuit(1).rx(0)
+        >>> expval(c, np.array([0.3]), Z(0))          # cos 0.3
+        0.955336489125606
+        >>> ds.grad(lambda t: expval(c, t, Z(0)))(np.array([0.3]))
+        array([-0.29552021])
+    """
+    theta = _check_theta(circuit, theta, "expval")
+    obs, single = _check_obs(circuit, observable, "expval")
+    if method not in METHODS:
+        raise ValueError(f"expval: method must be one of {METHODS}; got {method!r}.")
+    static = Static(circuit.program, obs, check_device(device))
+    if method == "adjoint":
+        out = pauli_p(state_p(theta, static), static)
+    else:
+        out = shift_expval_p(theta, static)
+    return _squeeze(out, single)
+
+
+def _squeeze(out, single):
+    if not single:
+        return out
+    out = out[..., 0]
+    if not _is_traced(out) and np.ndim(out) == 0:
+        return float(out)
+    return out
+
+
+def var(circuit: Circuit, theta, observable, *, device: str = "cpu"):
+    """Variance ``⟨H²⟩ - ⟨H⟩²`` of Pauli-sum observable(s), differentiable in θ.
+
+    ``⟨H²⟩ = ‖Hψ‖²`` is computed term by term (no H² expansion, no dense matrix).
+
+    Returns:
+        Shaped as :func:`expval`'s result.
+    """
+    theta = _check_theta(circuit, theta, "var")
+    obs, single = _check_obs(circuit, observable, "var")
+    device = check_device(device)
+    psi = state_p(theta, Static(circuit.program, device=device))
+    mean = pauli_p(psi, Static(circuit.program, obs))
+    sq = pauli_p(psi, Static(circuit.program, obs, square=True))
+    return _squeeze(sq - mean * mean, single)
+
+
+def _check_wires(circuit: Circuit, wires, what: str) -> tuple[int, ...]:
+    n = circuit.n_qubits
+    if wires is None:
+        return tuple(range(n))
+    wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
+    if any(not isinstance(w, int | np.integer) or not 0 <= w < n for w in wires):
+        raise ValueError(f"{what}: wires must be ints in [0, {n}); got {wires}.")
+    if len(set(wires)) != len(wires):
+        raise ValueError(f"{what}: wires must be distinct; got {wires}.")
+    return tuple(int(w) for w in wires)
+
+
+def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu"):
+    """Measurement probabilities in the computational basis, all wires or a marginal.
+
+    Args:
+        circuit, theta, device: as in :func:`state`.
+        wires: the wires to keep, in the order that forms the outcome index (default all).
+
+    Returns:
+        float array of shape (2**len(wires),) or (B, 2**len(wires)), differentiable in θ.
+    """
+    theta = _check_theta(circuit, theta, "probs")
+    wires = _check_wires(circuit, wires, "probs")
+    psi = state_p(theta, Static(circuit.program, device=check_device(device)))
+    p = np.real(psi) ** 2 + np.imag(psi) ** 2
+    n = circuit.n_qubits
+    batch = np.shape(_value(p))[:-1]
+    if wires == tuple(range(n)):
+        return p
+    p = np.reshape(p, batch + (2,) * n)
+    nb = len(batch)
+    others = tuple(nb + w for w in range(n) if w not in wires)
+    if others:
+        p = np.sum(p, axis=others)
+    kept = sorted(wires)
+    order = tuple(range(nb)) + tuple(nb + kept.index(w) for w in wires)
+    p = np.transpose(p, order)
+    return np.reshape(p, batch + (1 << len(wires),))
+
+
+def sample(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=None,
+           device: str = "cpu") -> np.ndarray:
+    """Computational-basis samples (not differentiable).
+
+    Args:
+        shots: number of samples, >= 1.
+        wires: the wires measured (default all), in output column order.
+        seed: an int seed or a ``numpy.random.Generator``, for reproducible samples.
+
+    Returns:
+        int8 array of shape (shots, len(wires)) of bits (batch: (B, shots, len(wires))).
+    """
+    if isinstance(shots, bool) or not isinstance(shots, int | np.integer) or shots < 1:
+        raise ValueError(f"sample: shots must be an int >= 1; got {shots!r}.")
+    theta = _value(_check_theta(circuit, theta, "sample"))
+    wires = _check_wires(circuit, wires, "sample")
+    p = probs(circuit, theta, wires, device=device)
+    rng = np.random.default_rng(seed)
+    k = len(wires)
+    flat = p.reshape(-1, p.shape[-1])
+    out = np.empty((flat.shape[0], shots, k), np.int8)
+    for b, row in enumerate(flat):
+        idx = rng.choice(row.size, size=shots, p=row / row.sum())
+        out[b] = (idx[:, None] >> np.arange(k - 1, -1, -1)) & 1
+    return out[0] if p.ndim == 1 else out.reshape(p.shape[:-1] + (shots, k))
+
+
+def counts(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=None,
+           device: str = "cpu") -> dict[str, int]:
+    """Sample and count outcomes as bitstrings (wire order), e.g. ``{"00": 503, "11": 497}``."""
+    bits = sample(circuit, theta, shots, wires, seed=seed, device=device)
+    if bits.ndim != 2:
+        raise ValueError("counts: takes a single parameter set (theta of shape (P,)).")
+    keys, num = np.unique(bits, axis=0, return_counts=True)
+    return {"".join(str(int(b)) for b in key): int(c) for key, c in zip(keys, num)}
+
+
+__all__ = ["METHODS", "counts", "expval", "forward_states", "probs", "sample", "state", "var"]

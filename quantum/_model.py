@@ -1,0 +1,699 @@
+"""The data model: circuits with parameter slots, Pauli-sum observables, compiled programs.
+
+- :class:`Param` — a reference ``scale * theta[index]`` to a slot of the flat parameter vector.
+- :class:`Operation` — one gate of a circuit (frozen).
+- :class:`Circuit` — the builder: ``c = Circuit(2); c.rx(0); c.cnot(0, 1)``. Each gate appends a
+  frozen :class:`Operation`; an angle left out takes a fresh slot of θ, so the same circuit runs for
+  any θ of length ``c.n_params`` and for a batch θ[B, P].
+- :class:`Hamiltonian` — a real-weighted sum of Pauli strings (frozen): ``X(0) @ Z(1) + Z(2)``.
+- :class:`Program` — a circuit compiled into the flat arrays the kernels run (frozen).
+
+Validation happens here, when a gate or a term is created: wire ranges, repeated wires, angle
+counts, unitarity and Pauli-string lengths, each with an error naming the argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+
+from ._gates import GATES, pauli_masks
+from ._kernels import K_MAT1, K_MAT2, K_PHASE
+
+#: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
+MAX_QUBITS = 30
+#: Tolerance of the unitarity check of user matrices: max |U†U - I|.
+UNITARY_ATOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Param:
+    """A reference ``scale * theta[index]`` to one slot of a circuit's flat parameter vector.
+
+    Args:
+        index: the slot, ``0 <= index``.
+        scale: a real factor (``2 * p`` or ``-p`` make scaled references to the same slot).
+
+    Example:
+        >>> c = Circuit(2); p = c.new_param()
+        >>> c.rz(0, p).rz(1, -2 * p).n_params
+        1
+    """
+
+    index: int
+    scale: float = 1.0
+
+    def __post_init__(self):
+        if isinstance(self.index, bool) or not isinstance(self.index, int | np.integer):
+            raise TypeError(f"Param.index must be an int; got {type(self.index).__name__}.")
+        if self.index < 0:
+            raise ValueError(f"Param.index must be >= 0; got {self.index}.")
+        object.__setattr__(self, "scale", float(self.scale))
+
+    def __mul__(self, c):
+        if not isinstance(c, Real):
+            return NotImplemented
+        return Param(self.index, self.scale * float(c))
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return Param(self.index, -self.scale)
+
+    def label(self) -> str:
+        """``θ3``, ``-θ3``, ``2θ3``."""
+        s = self.scale
+        pre = "" if s == 1.0 else "-" if s == -1.0 else f"{s:g}"
+        return f"{pre}θ{self.index}"
+
+
+Angle = Param | float
+
+
+@dataclass(frozen=True, eq=False)
+class Operation:
+    """One gate of a circuit.
+
+    Args:
+        name: a key of the gate table ``quantum._gates.GATES``.
+        wires: the target wires.
+        controls: every control wire (those a name implies, like CNOT's, and extra ones).
+        angles: one :class:`Param` or fixed float per angle of the gate.
+        paulis: the Pauli word of a ``PauliRot`` (None otherwise).
+        matrix: the unitary of a ``QubitUnitary`` (None otherwise).
+    """
+
+    name: str
+    wires: tuple[int, ...]
+    controls: tuple[int, ...] = ()
+    angles: tuple[Angle, ...] = ()
+    paulis: str | None = None
+    matrix: np.ndarray | None = None
+
+    def label(self) -> str:
+        """The text drawn on the target wires, e.g. ``RX(θ0)``."""
+        name = self.name
+        if self.paulis is not None:
+            name = f"{name}[{self.paulis}]"
+        if not self.angles:
+            return name
+        parts = [a.label() if isinstance(a, Param) else f"{a:.3g}" for a in self.angles]
+        return f"{name}({','.join(parts)})"
+
+
+def _check_wires(what: str, wires, n_qubits: int) -> tuple[int, ...]:
+    out = []
+    for w in wires:
+        if isinstance(w, bool) or not isinstance(w, int | np.integer):
+            raise TypeError(f"{what}: wires must be ints; got {w!r} ({type(w).__name__}).")
+        if not 0 <= w < n_qubits:
+            raise ValueError(
+                f"{what}: wire {int(w)} is out of range for a {n_qubits}-qubit circuit "
+                f"(expected 0 <= wire < {n_qubits})."
+            )
+        out.append(int(w))
+    return tuple(out)
+
+
+class Circuit:
+    """A quantum circuit on ``n_qubits`` wires, built gate by gate; parameters are slots of θ.
+
+    Every gate method appends one :class:`Operation` and returns the circuit, so calls chain.
+    An angle argument is one of: omitted/None (a fresh slot of θ), a :class:`Param` (a possibly
+    shared, scaled slot from :meth:`new_param`), or a number (a fixed angle). Every gate method
+    takes ``controls=(...)``: extra control wires, so every gate has multi-controlled versions.
+    The circuit is a mutable builder; its gates are frozen :class:`Operation` records, and its
+    compiled :attr:`program` is rebuilt when gates are added.
+
+    Args:
+        n_qubits: number of wires, 1 <= n_qubits <= MAX_QUBITS.
+
+    Raises:
+        ValueError: ``n_qubits`` out of range.
+
+    Example:
+        >>> c = Circuit(2).h(0).cnot(0, 1).rz(1)
+        >>> c.n_params
+        1
+        >>> print(c)
+        0: ─H──●─────────
+        1: ────X──RZ(θ0)─
+    """
+
+    def __init__(self, n_qubits: int):
+        if isinstance(n_qubits, bool) or not isinstance(n_qubits, int | np.integer):
+            raise TypeError(f"Circuit: n_qubits must be an int; got {type(n_qubits).__name__}.")
+        if not 1 <= n_qubits <= MAX_QUBITS:
+            raise ValueError(
+                f"Circuit: n_qubits must be in [1, {MAX_QUBITS}] (a state vector of 2**n complex "
+                f"amplitudes); got {n_qubits}."
+            )
+        self.n_qubits = int(n_qubits)
+        self._ops: list[Operation] = []
+        self._n_params = 0
+        self._program: Program | None = None
+
+    # ------------------------------------------------------------------ bookkeeping
+    @property
+    def n_params(self) -> int:
+        """Length of the flat parameter vector θ."""
+        return self._n_params
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        """The gates, in order."""
+        return tuple(self._ops)
+
+    def new_param(self) -> Param:
+        """Reserve a fresh slot of θ and return a reference to it (for sharing one angle)."""
+        p = Param(self._n_params)
+        self._n_params += 1
+        return p
+
+    def _angle(self, a) -> Angle:
+        if a is None:
+            return self.new_param()
+        if isinstance(a, Param):
+            self._n_params = max(self._n_params, a.index + 1)
+            return a
+        if isinstance(a, Real | np.floating | np.integer) and not isinstance(a, bool):
+            return float(a)
+        raise TypeError(
+            f"Circuit: an angle must be None (a fresh slot of theta), a Param or a number; got "
+            f"{type(a).__name__}. Trainable angles go through theta: expval(circuit, theta, H)."
+        )
+
+    def append(self, name: str, wires, angles=None, *, controls=(), paulis=None, matrix=None):
+        """Append the gate ``name`` (a key of the gate table) and return the circuit.
+
+        Args:
+            name: the gate's name, e.g. ``"RX"``, ``"CNOT"``, ``"PauliRot"``.
+            wires: the gate's wires; for controlled names (CNOT, CRX, Toffoli, CSWAP) the leading
+                ones are the controls, as in ``cnot(control, target)``.
+            angles: a sequence with one entry per angle (None entries take fresh slots); None
+                for all fresh.
+            controls: extra control wires.
+            paulis: the Pauli word of ``PauliRot``.
+            matrix: the unitary of ``QubitUnitary`` (2×2 or 4×4).
+
+        Raises:
+            ValueError: unknown gate, wrong number of wires or angles, a wire out of range or
+                repeated, a non-unitary matrix, a bad Pauli word.
+        """
+        spec = GATES.get(name)
+        if spec is None:
+            raise ValueError(f"Circuit.append: unknown gate {name!r}; known: {', '.join(GATES)}.")
+        wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
+        controls = (controls,) if isinstance(controls, int | np.integer) else tuple(controls)
+        what = f"Circuit.{name}"
+        wires = _check_wires(what, wires, self.n_qubits)
+        controls = _check_wires(what, controls, self.n_qubits)
+        implied, targets = wires[: spec.base_controls], wires[spec.base_controls :]
+        expected = None if spec.n_wires is None else spec.n_wires + spec.base_controls
+        if expected is not None and len(wires) != expected:
+            raise ValueError(f"{what}: expected {expected} wire(s); got {len(wires)}: {wires}.")
+        if not targets:
+            raise ValueError(f"{what}: needs at least one target wire; got wires {wires}.")
+        every = implied + controls + targets
+        if len(set(every)) != len(every):
+            raise ValueError(
+                f"{what}: wires and controls must be distinct; got wires {wires}, "
+                f"controls {controls}."
+            )
+        if name == "PauliRot":
+            if not isinstance(paulis, str) or len(paulis) != len(targets) or any(
+                p not in "XYZ" for p in paulis
+            ):
+                raise ValueError(
+                    f"{what}: paulis must be a word over 'XYZ' with one letter per wire "
+                    f"({len(targets)}); got {paulis!r}."
+                )
+        elif paulis is not None:
+            raise ValueError(f"{what}: paulis applies to PauliRot only.")
+        if name == "QubitUnitary":
+            matrix = _check_unitary(what, matrix, len(targets))
+        n_angles = spec.n_angles
+        if angles is None:
+            angles = (None,) * n_angles
+        elif not isinstance(angles, tuple | list):
+            angles = (angles,)
+        if len(angles) != n_angles:
+            raise ValueError(f"{what}: expected {n_angles} angle(s); got {len(angles)}.")
+        op = Operation(name, targets, implied + controls, tuple(self._angle(a) for a in angles),
+                       paulis, matrix)
+        self._ops.append(op)
+        self._program = None
+        return self
+
+    # ------------------------------------------------------------------ one-qubit gates
+    def i(self, wire, *, controls=()):
+        """Identity (drawn, no work)."""
+        return self.append("I", wire, controls=controls)
+
+    def x(self, wire, *, controls=()):
+        """Pauli X."""
+        return self.append("X", wire, controls=controls)
+
+    def y(self, wire, *, controls=()):
+        """Pauli Y."""
+        return self.append("Y", wire, controls=controls)
+
+    def z(self, wire, *, controls=()):
+        """Pauli Z."""
+        return self.append("Z", wire, controls=controls)
+
+    def h(self, wire, *, controls=()):
+        """Hadamard."""
+        return self.append("H", wire, controls=controls)
+
+    def s(self, wire, *, controls=()):
+        """S = diag(1, i)."""
+        return self.append("S", wire, controls=controls)
+
+    def sdg(self, wire, *, controls=()):
+        """S† = diag(1, -i)."""
+        return self.append("Sdg", wire, controls=controls)
+
+    def t(self, wire, *, controls=()):
+        """T = diag(1, e^{iπ/4})."""
+        return self.append("T", wire, controls=controls)
+
+    def tdg(self, wire, *, controls=()):
+        """T† = diag(1, e^{-iπ/4})."""
+        return self.append("Tdg", wire, controls=controls)
+
+    def sx(self, wire, *, controls=()):
+        """√X."""
+        return self.append("SX", wire, controls=controls)
+
+    def rx(self, wire, angle=None, *, controls=()):
+        """RX(φ) = exp(-iφX/2)."""
+        return self.append("RX", wire, (angle,), controls=controls)
+
+    def ry(self, wire, angle=None, *, controls=()):
+        """RY(φ) = exp(-iφY/2)."""
+        return self.append("RY", wire, (angle,), controls=controls)
+
+    def rz(self, wire, angle=None, *, controls=()):
+        """RZ(φ) = exp(-iφZ/2)."""
+        return self.append("RZ", wire, (angle,), controls=controls)
+
+    def phase(self, wire, angle=None, *, controls=()):
+        """PhaseShift(φ) = diag(1, e^{iφ})."""
+        return self.append("PhaseShift", wire, (angle,), controls=controls)
+
+    def u3(self, wire, theta=None, phi=None, lam=None, *, controls=()):
+        """U3(θ, φ, λ) = PhaseShift(φ) RY(θ) PhaseShift(λ) (OpenQASM's u3)."""
+        return self.append("U3", wire, (theta, phi, lam), controls=controls)
+
+    def rot(self, wire, phi=None, theta=None, omega=None, *, controls=()):
+        """Rot(φ, θ, ω) = RZ(ω) RY(θ) RZ(φ)."""
+        return self.append("Rot", wire, (phi, theta, omega), controls=controls)
+
+    # ------------------------------------------------------------------ multi-qubit gates
+    def cnot(self, control, target, *, controls=()):
+        """CNOT (controlled X)."""
+        return self.append("CNOT", (control, target), controls=controls)
+
+    def cz(self, control, target, *, controls=()):
+        """Controlled Z."""
+        return self.append("CZ", (control, target), controls=controls)
+
+    def cy(self, control, target, *, controls=()):
+        """Controlled Y."""
+        return self.append("CY", (control, target), controls=controls)
+
+    def toffoli(self, c0, c1, target, *, controls=()):
+        """Toffoli (CCX)."""
+        return self.append("Toffoli", (c0, c1, target), controls=controls)
+
+    def swap(self, w0, w1, *, controls=()):
+        """SWAP."""
+        return self.append("SWAP", (w0, w1), controls=controls)
+
+    def cswap(self, control, w0, w1, *, controls=()):
+        """Fredkin (controlled SWAP)."""
+        return self.append("CSWAP", (control, w0, w1), controls=controls)
+
+    def iswap(self, w0, w1, *, controls=()):
+        """iSWAP."""
+        return self.append("iSWAP", (w0, w1), controls=controls)
+
+    def crx(self, control, target, angle=None, *, controls=()):
+        """Controlled RX."""
+        return self.append("CRX", (control, target), (angle,), controls=controls)
+
+    def cry(self, control, target, angle=None, *, controls=()):
+        """Controlled RY."""
+        return self.append("CRY", (control, target), (angle,), controls=controls)
+
+    def crz(self, control, target, angle=None, *, controls=()):
+        """Controlled RZ."""
+        return self.append("CRZ", (control, target), (angle,), controls=controls)
+
+    def cphase(self, control, target, angle=None, *, controls=()):
+        """Controlled PhaseShift: diag(1, 1, 1, e^{iφ})."""
+        return self.append("CPhase", (control, target), (angle,), controls=controls)
+
+    def ising_xx(self, w0, w1, angle=None, *, controls=()):
+        """IsingXX(φ) = exp(-iφ X⊗X/2)."""
+        return self.append("IsingXX", (w0, w1), (angle,), controls=controls)
+
+    def ising_yy(self, w0, w1, angle=None, *, controls=()):
+        """IsingYY(φ) = exp(-iφ Y⊗Y/2)."""
+        return self.append("IsingYY", (w0, w1), (angle,), controls=controls)
+
+    def ising_zz(self, w0, w1, angle=None, *, controls=()):
+        """IsingZZ(φ) = exp(-iφ Z⊗Z/2)."""
+        return self.append("IsingZZ", (w0, w1), (angle,), controls=controls)
+
+    def multi_rz(self, wires, angle=None, *, controls=()):
+        """MultiRZ(φ) = exp(-iφ Z⊗…⊗Z/2)."""
+        return self.append("MultiRZ", wires, (angle,), controls=controls)
+
+    def pauli_rot(self, wires, paulis: str, angle=None, *, controls=()):
+        """PauliRot(φ, P) = exp(-iφP/2) for a Pauli word P over 'XYZ', one letter per wire."""
+        return self.append("PauliRot", wires, (angle,), controls=controls, paulis=paulis)
+
+    def unitary(self, wires, matrix, *, controls=()):
+        """An arbitrary 1- or 2-qubit unitary (checked: max |U†U - I| <= UNITARY_ATOL)."""
+        return self.append("QubitUnitary", wires, (), controls=controls, matrix=matrix)
+
+    # ------------------------------------------------------------------ compiled form, drawing
+    @property
+    def program(self) -> Program:
+        """The circuit compiled into kernel arrays (cached until a gate is added)."""
+        if self._program is None or self._program.n_params != self._n_params:
+            self._program = compile_program(self)
+        return self._program
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def __str__(self) -> str:
+        from ._draw import draw
+
+        return draw(self)
+
+    def __repr__(self) -> str:
+        return (f"Circuit(n_qubits={self.n_qubits}, gates={len(self._ops)}, "
+                f"n_params={self.n_params})")
+
+
+def _check_unitary(what: str, matrix, n_wires: int) -> np.ndarray:
+    if n_wires not in (1, 2):
+        raise ValueError(f"{what}: arbitrary unitaries act on 1 or 2 wires; got {n_wires}.")
+    try:
+        u = np.array(matrix, dtype=np.complex128)
+    except TypeError as exc:
+        raise TypeError(f"{what}: matrix must be a numeric array; got {type(matrix).__name__}.") \
+            from exc
+    d = 2**n_wires
+    if u.shape != (d, d):
+        raise ValueError(f"{what}: matrix must have shape ({d}, {d}) for {n_wires} wire(s); got "
+                         f"{u.shape}.")
+    err = float(np.max(np.abs(u.conj().T @ u - np.eye(d))))
+    if not err <= UNITARY_ATOL:
+        raise ValueError(f"{what}: matrix is not unitary: max |U†U - I| = {err:.3g} "
+                         f"(tolerance {UNITARY_ATOL:g}).")
+    u.setflags(write=False)
+    return u
+
+
+# ---------------------------------------------------------------------------- compiled programs
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """A circuit as the flat arrays the kernels run; see ``quantum/_kernels.py`` for the layout.
+
+    Args:
+        n_qubits, n_params: register size and length of θ.
+        kinds: int64[G] elementary-operation codes.
+        ints: int64[G, 6] ``(bit0, bit1, cmask, xmask, zmask, ny)``.
+        mats: complex128[G, 4, 4] fixed matrices.
+        pidx, scale, offset: the angle of row g is ``scale[g] * θ[pidx[g]] + offset[g]``
+            (``pidx[g] = -1``: fixed).
+    """
+
+    n_qubits: int
+    n_params: int
+    kinds: np.ndarray
+    ints: np.ndarray
+    mats: np.ndarray
+    pidx: np.ndarray
+    scale: np.ndarray
+    offset: np.ndarray
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """``(kinds, ints, mats, pidx, scale, offset)``, the kernels' argument order."""
+        return self.kinds, self.ints, self.mats, self.pidx, self.scale, self.offset
+
+    def with_offsets(self, offset: np.ndarray) -> Program:
+        """The same program with other fixed offsets (parameter shift)."""
+        return Program(self.n_qubits, self.n_params, self.kinds, self.ints, self.mats, self.pidx,
+                       self.scale, offset)
+
+
+def compile_program(circuit: Circuit) -> Program:
+    """Compile a circuit's gates into a :class:`Program` of elementary operations."""
+    n = circuit.n_qubits
+    kinds, ints, mats, pidx, scale, offset = [], [], [], [], [], []
+    for op in circuit.ops:
+        spec = GATES[op.name]
+        bits = tuple(n - 1 - w for w in op.wires)
+        cmask = sum(1 << (n - 1 - c) for c in op.controls)
+        for e in spec.build(bits, op.paulis):
+            m = np.zeros((4, 4), np.complex128)
+            mat = op.matrix if e.kind in (K_MAT1, K_MAT2) and e.matrix is None else e.matrix
+            if mat is not None:
+                m[: mat.shape[0], : mat.shape[1]] = mat
+            mask = cmask | (1 << e.bits[0]) if e.kind == K_PHASE else cmask
+            b1 = e.bits[1] if len(e.bits) > 1 else 0
+            kinds.append(e.kind)
+            ints.append((e.bits[0], b1, mask, e.xmask, e.zmask, e.ny))
+            mats.append(m)
+            a = None if e.angle is None else op.angles[e.angle]
+            if isinstance(a, Param):
+                pidx.append(a.index)
+                scale.append(a.scale)
+                offset.append(0.0)
+            else:
+                pidx.append(-1)
+                scale.append(0.0)
+                offset.append(0.0 if a is None else float(a))
+    g = len(kinds)
+    return Program(
+        n_qubits=n,
+        n_params=circuit.n_params,
+        kinds=np.array(kinds, np.int64).reshape(g),
+        ints=np.array(ints, np.int64).reshape(g, 6),
+        mats=np.array(mats, np.complex128).reshape(g, 4, 4),
+        pidx=np.array(pidx, np.int64).reshape(g),
+        scale=np.array(scale, np.float64).reshape(g),
+        offset=np.array(offset, np.float64).reshape(g),
+    )
+
+
+# ---------------------------------------------------------------------------- observables
+
+Term = tuple[float, str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Hamiltonian:
+    """A real-weighted sum of Pauli strings, ``Σ_k c_k P_k``; applied term by term, never dense.
+
+    Args:
+        terms: ``(coeff, word, wires)`` triples: a real coefficient, a word over ``"IXYZ"`` and one
+            wire per letter (identity letters are dropped; ``("", ())`` is the constant term).
+
+    Raises:
+        ValueError: a word with letters other than IXYZ, a length different from its wires', a
+            repeated or negative wire, a complex coefficient.
+
+    Example:
+        >>> H = -1.0 * Z(0) @ Z(1) + 0.5 * X(0)
+        >>> H.terms
+        ((-1.0, 'ZZ', (0, 1)), (0.5, 'X', (0,)))
+    """
+
+    terms: tuple[Term, ...] = field(default=())
+
+    def __post_init__(self):
+        clean = []
+        for t in self.terms:
+            if not (isinstance(t, tuple | list) and len(t) == 3):
+                raise ValueError(f"Hamiltonian: a term must be (coeff, word, wires); got {t!r}.")
+            c, word, wires = t
+            if isinstance(c, complex | np.complexfloating):
+                if c.imag != 0:
+                    raise ValueError(f"Hamiltonian: coefficients must be real (Hermitian "
+                                     f"observable); got {c!r}.")
+                c = c.real
+            wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
+            if not isinstance(word, str) or any(p not in "IXYZ" for p in word):
+                raise ValueError(f"Hamiltonian: a Pauli word is a str over 'IXYZ'; got {word!r}.")
+            if len(word) != len(wires):
+                raise ValueError(f"Hamiltonian: Pauli word {word!r} has {len(word)} letter(s) but "
+                                 f"{len(wires)} wire(s) {wires}.")
+            if any(isinstance(w, bool) or not isinstance(w, int | np.integer) or w < 0
+                   for w in wires) or len(set(wires)) != len(wires):
+                raise ValueError(f"Hamiltonian: wires must be distinct ints >= 0; got {wires}.")
+            keep = [(p, int(w)) for p, w in zip(word, wires) if p != "I"]
+            clean.append((float(c), "".join(p for p, _ in keep), tuple(w for _, w in keep)))
+        object.__setattr__(self, "terms", tuple(clean))
+
+    @property
+    def n_wires(self) -> int:
+        """1 + the largest wire any term touches (0 for a constant)."""
+        return 1 + max((max(w) for _, _, w in self.terms if w), default=-1)
+
+    def __add__(self, other):
+        if isinstance(other, Real):
+            other = Hamiltonian(((float(other), "", ()),))
+        if not isinstance(other, Hamiltonian):
+            return NotImplemented
+        return Hamiltonian(self.terms + other.terms)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return -1.0 * self
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, c):
+        if not isinstance(c, Real):
+            return NotImplemented
+        return Hamiltonian(tuple((float(c) * k, w, q) for k, w, q in self.terms))
+
+    __rmul__ = __mul__
+
+    def __matmul__(self, other):
+        """Tensor product of Pauli sums on disjoint wires."""
+        if not isinstance(other, Hamiltonian):
+            return NotImplemented
+        out = []
+        for c1, w1, q1 in self.terms:
+            for c2, w2, q2 in other.terms:
+                if set(q1) & set(q2):
+                    raise ValueError(f"Hamiltonian @: the factors share wires {set(q1) & set(q2)}; "
+                                     "products of Paulis on one wire are not supported.")
+                out.append((c1 * c2, w1 + w2, q1 + q2))
+        return Hamiltonian(tuple(out))
+
+    def __str__(self):
+        parts = [f"{c:+g}·" + ("".join(f"{p}{w}" for p, w in zip(word, q)) or "I")
+                 for c, word, q in self.terms]
+        return " ".join(parts) or "0"
+
+
+def X(wire: int) -> Hamiltonian:
+    """Pauli X on one wire, as an observable."""
+    return Hamiltonian(((1.0, "X", (wire,)),))
+
+
+def Y(wire: int) -> Hamiltonian:
+    """Pauli Y on one wire, as an observable."""
+    return Hamiltonian(((1.0, "Y", (wire,)),))
+
+
+def Z(wire: int) -> Hamiltonian:
+    """Pauli Z on one wire, as an observable."""
+    return Hamiltonian(((1.0, "Z", (wire,)),))
+
+
+def pauli(word: str, wires, coeff: float = 1.0) -> Hamiltonian:
+    """One weighted Pauli string, e.g. ``pauli("XZY", (0, 2, 3))``."""
+    return Hamiltonian(((coeff, word, tuple(wires)),))
+
+
+def _bonds(n: int, periodic: bool) -> list[tuple[int, int]]:
+    bonds = [(i, i + 1) for i in range(n - 1)]
+    if periodic and n > 2:
+        bonds.append((n - 1, 0))
+    return bonds
+
+
+def tfim(n: int, J: float = 1.0, h: float = 1.0, periodic: bool = False) -> Hamiltonian:
+    """Transverse-field Ising chain ``H = -J Σ Z_i Z_{i+1} - h Σ X_i``.
+
+    Args:
+        n: number of sites (wires 0..n-1).
+        J, h: coupling and transverse field.
+        periodic: add the bond (n-1, 0).
+
+    Reference: Sachdev, *Quantum Phase Transitions* (2011), eq. (5.1).
+    """
+    terms = [(-J, "ZZ", b) for b in _bonds(n, periodic)] + [(-h, "X", (i,)) for i in range(n)]
+    return Hamiltonian(tuple(terms))
+
+
+def heisenberg(n: int, J: float = 1.0, jz: float | None = None, periodic: bool = True,
+               ) -> Hamiltonian:
+    """Heisenberg XXZ chain ``H = Σ_bonds J (X X + Y Y) + jz Z Z`` (XXX when ``jz`` is None).
+
+    With Pauli operators and ``J = 1`` the 4-site periodic antiferromagnet has ground energy -8
+    (-2 per site), the paper's VQE target (Innes et al. 2019, §5.2).
+
+    Args:
+        n: number of sites.
+        J: XY coupling (positive: antiferromagnetic).
+        jz: ZZ coupling (default J).
+        periodic: add the bond (n-1, 0).
+    """
+    jz = J if jz is None else jz
+    terms = []
+    for b in _bonds(n, periodic):
+        terms += [(J, "XX", b), (J, "YY", b), (jz, "ZZ", b)]
+    return Hamiltonian(tuple(terms))
+
+
+def maxcut(edges, weights=None) -> Hamiltonian:
+    """MaxCut cost ``C = Σ_(i,j) w_ij (Z_i Z_j - 1) / 2``; its minimum is minus the largest cut.
+
+    Reference: Farhi, Goldstone & Gutmann, arXiv:1411.4028 (2014), eq. (2) (sign flipped so that
+    minimising C maximises the cut).
+    """
+    edges = [tuple(e) for e in edges]
+    weights = [1.0] * len(edges) if weights is None else [float(w) for w in weights]
+    if len(weights) != len(edges):
+        raise ValueError(f"maxcut: {len(edges)} edges but {len(weights)} weights.")
+    terms = []
+    for (i, j), w in zip(edges, weights):
+        terms += [(0.5 * w, "ZZ", (i, j)), (-0.5 * w, "", ())]
+    return Hamiltonian(tuple(terms))
+
+
+def compile_observable(H: Hamiltonian, n_qubits: int, what: str = "observable"):
+    """``(xmask, zmask, phase)`` arrays of a Hamiltonian on an n-qubit register.
+
+    ``phase[k] = coeff_k * i**ny_k`` so that term k acts as ``phase[k] * (-1)**popcount(src & z)``
+    on the amplitude ``src = j ^ xmask[k]``.
+
+    Raises:
+        TypeError: H is not a Hamiltonian.
+        ValueError: a term touches a wire >= n_qubits.
+    """
+    if not isinstance(H, Hamiltonian):
+        raise TypeError(f"{what} must be a quantum.Hamiltonian (e.g. Z(0) @ Z(1)); got "
+                        f"{type(H).__name__}.")
+    if H.n_wires > n_qubits:
+        raise ValueError(f"{what} acts on wire {H.n_wires - 1} but the circuit has {n_qubits} "
+                         f"qubit(s).")
+    k = len(H.terms)
+    xm = np.zeros(k, np.int64)
+    zm = np.zeros(k, np.int64)
+    ph = np.zeros(k, np.complex128)
+    for t, (c, word, wires) in enumerate(H.terms):
+        x, z, ny = pauli_masks(word, tuple(n_qubits - 1 - w for w in wires))
+        xm[t], zm[t], ph[t] = x, z, c * (1j) ** ny
+    return xm, zm, ph

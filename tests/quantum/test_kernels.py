@@ -1,0 +1,121 @@
+"""Every gate against a dense reference; the Pauli-term kernels against dense matrices."""
+
+import numpy as np
+import pytest
+
+from quantum import GATES, Circuit, Hamiltonian, heisenberg, tfim
+from quantum import _kernels as K
+from quantum._model import compile_observable
+from tests.quantum import problems as P
+
+N = 4
+RNG = np.random.default_rng(1234)
+U1 = P.random_unitary(2, RNG)
+U2 = P.random_unitary(4, RNG)
+
+#: One spec per gate of the table: wires on a 4-qubit register (controls first for controlled
+#: names), and keyword arguments of Circuit.append.
+SPECS = {
+    "I": ((2,), {}), "X": ((1,), {}), "Y": ((3,), {}), "Z": ((0,), {}), "H": ((2,), {}),
+    "S": ((1,), {}), "Sdg": ((1,), {}), "T": ((3,), {}), "Tdg": ((0,), {}), "SX": ((2,), {}),
+    "RX": ((1,), {}), "RY": ((0,), {}), "RZ": ((3,), {}), "PhaseShift": ((2,), {}),
+    "U3": ((1,), {}), "Rot": ((3,), {}),
+    "CNOT": ((2, 0), {}), "CZ": ((0, 3), {}), "CY": ((3, 1), {}), "Toffoli": ((3, 0, 2), {}),
+    "SWAP": ((3, 1), {}), "CSWAP": ((1, 3, 0), {}), "iSWAP": ((0, 2), {}),
+    "CRX": ((1, 2), {}), "CRY": ((3, 0), {}), "CRZ": ((0, 1), {}), "CPhase": ((2, 3), {}),
+    "IsingXX": ((0, 3), {}), "IsingYY": ((2, 1), {}), "IsingZZ": ((1, 3), {}),
+    "MultiRZ": ((3, 0, 2), {}), "PauliRot": ((2, 0, 3), {"paulis": "XYZ"}),
+    "QubitUnitary": ((2, 0), {"matrix": U2}),
+}
+
+
+def test_every_gate_has_a_spec():
+    assert set(SPECS) == set(GATES), set(GATES) ^ set(SPECS)
+
+
+def _reference(name, wires, angles, kwargs, extra_controls=()):
+    spec = GATES[name]
+    nc = spec.base_controls
+    if name == "QubitUnitary":
+        u = kwargs["matrix"]
+    else:
+        u = P.gate_matrix(name, angles, kwargs.get("paulis"), len(wires) - nc)
+    return P.embed(u, wires, N, controls=extra_controls)
+
+
+def _run(circuit, theta, psi0):
+    psi = psi0.copy()
+    K.run_forward(psi, *circuit.program.arrays, np.asarray(theta, float))
+    return psi
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("extra_control", [False, True])
+def test_gate_matches_dense_reference(name, extra_control):
+    wires, kwargs = SPECS[name]
+    free = [w for w in range(N) if w not in wires]
+    controls = (free[0],) if extra_control else ()
+    c = Circuit(N).append(name, wires, controls=controls, **kwargs)
+    angles = RNG.uniform(-np.pi, np.pi, c.n_params)
+    psi0 = P.random_state(N, RNG)
+    ref = _reference(name, wires, angles, kwargs, controls) @ psi0
+    np.testing.assert_allclose(_run(c, angles, psi0), ref, atol=1e-12)
+    # the inverse kernels undo the gate
+    psi = _run(c, angles, psi0)
+    prog = c.program
+    for g in range(prog.kinds.size - 1, -1, -1):
+        phi = prog.scale[g] * angles[prog.pidx[g]] + prog.offset[g] if prog.pidx[g] >= 0 \
+            else prog.offset[g]
+        K.apply_op(psi, prog.kinds[g], prog.ints[g], prog.mats[g], phi, True)
+    np.testing.assert_allclose(psi, psi0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["RX", "RY", "RZ", "IsingXX", "IsingYY", "IsingZZ"])
+def test_rotations_are_expm_of_generator_and_cos_sin(name):
+    phi = 0.83
+    word = name[-1] * (2 if name.startswith("Ising") else 1)
+    u = P.gate_matrix(name, (phi,))
+    closed = np.cos(phi / 2) * np.eye(u.shape[0]) - 1j * np.sin(phi / 2) * P.pauli_word(word)
+    np.testing.assert_allclose(u, closed, atol=1e-13)
+
+
+def test_kron_embedding_agrees_with_controlled_embedding():
+    u = P.random_unitary(4, RNG)
+    np.testing.assert_allclose(P.kron_embed(u, (3, 1), N), P.embed(u, (3, 1), N), atol=1e-14)
+    c = Circuit(N).unitary((3, 1), u)
+    psi0 = P.random_state(N, RNG)
+    np.testing.assert_allclose(_run(c, [], psi0), P.kron_embed(u, (3, 1), N) @ psi0, atol=1e-12)
+
+
+def test_named_matrices():
+    np.testing.assert_allclose(P.FIXED["SX"] @ P.FIXED["SX"], P.X, atol=1e-14)
+    np.testing.assert_allclose(P.u3(0.3, 0.0, 0.0), P.rot("Y", 0.3), atol=1e-14)
+
+
+@pytest.mark.parametrize("H", [heisenberg(N), tfim(N, 0.7, 1.3, periodic=True),
+                               Hamiltonian(((0.4, "XYZI", (0, 1, 2, 3)), (-1.1, "YY", (3, 0)),
+                                            (2.0, "", ())))],
+                         ids=["heisenberg", "tfim", "mixed"])
+def test_pauli_kernels_match_dense(H):
+    psi = P.random_state(N, RNG)
+    dense = P.dense_hamiltonian(H, N)
+    xm, zm, ph = compile_observable(H, N)
+    assert np.isclose(K.pauli_terms_expval(psi, xm, zm, ph), np.vdot(psi, dense @ psi).real,
+                      atol=1e-12)
+    out = np.empty_like(psi)
+    K.apply_pauli_terms(psi, out, xm, zm, ph)
+    np.testing.assert_allclose(out, dense @ psi, atol=1e-12)
+
+
+def test_generator_kernels_match_dense():
+    lam, psi = P.random_state(N, RNG), P.random_state(N, RNG)
+    c = Circuit(N).crx(1, 2, 0.4).phase(3, 0.2, controls=(0,))
+    prog = c.program
+    proj = lambda w: P.embed(P.P1, (w,), N)  # |1><1| on wire w
+    gens = [-0.5j * proj(1) @ P.embed(P.X, (2,), N), 1j * proj(0) @ proj(3)]
+    for g, A in enumerate(gens):
+        got = K.generator_inner(lam, psi, prog.kinds[g], prog.ints[g])
+        assert np.isclose(got, np.vdot(lam, A @ psi), atol=1e-12)
+        dst = lam.copy()
+        K.add_generator(dst, psi, prog.kinds[g], prog.ints[g], 0.7)
+        np.testing.assert_allclose(dst, lam + 0.7 * A @ psi, atol=1e-12)

@@ -1,0 +1,156 @@
+"""Gradients: adjoint = parameter shift = finite differences; check_grads on every primitive."""
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+from diffsci.testing import check_grads
+from quantum import Circuit, X, Y, Z, expval, heisenberg, probs, state, tfim, var
+from quantum._model import compile_observable
+from quantum._ops import Static, pauli_p, state_p
+from tests.quantum import problems as P
+
+N = 4
+
+
+def every_gate_circuit(rng):
+    """A random 4-qubit circuit with every parameterised gate (plain, controlled, shared, fixed)."""
+    c = Circuit(N)
+    for q in range(N):
+        c.h(q)
+    shared = c.new_param()
+    c.rx(0).ry(1).rz(2).phase(3).u3(0).rot(1)
+    c.cnot(0, 1).iswap(2, 3).sx(0).t(1).s(2).cy(3, 0)
+    c.crx(0, 2).cry(1, 3).crz(3, 0).cphase(2, 1)
+    c.ising_xx(0, 3).ising_yy(1, 2).ising_zz(2, 0)
+    c.multi_rz((0, 1, 3)).pauli_rot((3, 1, 2), "YXZ")
+    c.rx(2, controls=(0, 1)).ry(3, controls=(1,)).phase(1, controls=(0, 3))
+    c.ising_zz(1, 2, controls=(3,)).rot(2, controls=(3,))
+    c.rz(1, shared).rx(3, -2.0 * shared).ry(0, 0.37)  # a shared, scaled and a fixed angle
+    c.unitary((1, 3), P.random_unitary(4, rng)).toffoli(0, 1, 2).cz(3, 2)
+    return c
+
+
+RNG = np.random.default_rng(7)
+CIRCUIT = every_gate_circuit(RNG)
+THETA = RNG.uniform(-np.pi, np.pi, CIRCUIT.n_params)
+H = heisenberg(N, jz=0.6, periodic=True) + 0.3 * X(0) @ Y(2) - 0.7 * Z(1)
+H2 = tfim(N, 1.0, 0.8) + 0.25 * Y(3)
+
+
+def dense_state(circuit, theta):
+    """ψ(θ) from dense gate matrices (the reference simulator)."""
+    psi = np.zeros(2**N, complex)
+    psi[0] = 1
+    from quantum import GATES, Param
+
+    for op in circuit.ops:
+        ang = [theta[a.index] * a.scale if isinstance(a, Param) else a for a in op.angles]
+        nc = GATES[op.name].base_controls
+        targets = op.controls[:nc] + op.wires
+        u = op.matrix if op.name == "QubitUnitary" else \
+            P.gate_matrix(op.name, ang, op.paulis, len(op.wires))
+        psi = P.embed(u, targets, N, controls=op.controls[nc:]) @ psi
+    return psi
+
+
+def test_every_parameterised_gate_is_covered():
+    names = {op.name for op in CIRCUIT.ops}
+    from quantum import GATES
+
+    assert {n for n, s in GATES.items() if s.n_angles} <= names
+
+
+def test_state_matches_dense_simulation():
+    np.testing.assert_allclose(state(CIRCUIT, THETA), dense_state(CIRCUIT, THETA), atol=1e-12)
+
+
+def test_hamiltonian_expval_matches_dense_matrix():
+    psi = dense_state(CIRCUIT, THETA)
+    for h in (H, H2):
+        ref = np.vdot(psi, P.dense_hamiltonian(h, N) @ psi).real
+        assert np.isclose(expval(CIRCUIT, THETA, h), ref, atol=1e-12)
+
+
+def test_adjoint_equals_parameter_shift_equals_finite_differences():
+    f_adj = lambda t: expval(CIRCUIT, t, [H, H2])
+    f_ps = lambda t: expval(CIRCUIT, t, [H, H2], method="parameter-shift")
+    jac_adj = ds.jacrev(f_adj)(THETA)
+    jac_ps = ds.jacrev(f_ps)(THETA)
+    eps = 1e-6
+    jac_fd = np.stack([(f_adj(THETA + eps * e) - f_adj(THETA - eps * e)) / (2 * eps)
+                       for e in np.eye(THETA.size)], axis=-1)
+    assert jac_adj.shape == (2, THETA.size)
+    np.testing.assert_allclose(jac_adj, jac_ps, atol=1e-10)
+    np.testing.assert_allclose(jac_adj, jac_fd, atol=1e-7)
+
+
+def test_forward_mode_equals_reverse_mode():
+    f = lambda t: expval(CIRCUIT, t, [H, H2])
+    np.testing.assert_allclose(ds.jacfwd(f)(THETA), ds.jacrev(f)(THETA), atol=1e-11)
+
+
+@pytest.mark.parametrize("method", ["adjoint", "parameter-shift"])
+def test_check_grads_expval(method):
+    check_grads(lambda t: expval(CIRCUIT, t, H, method=method), (THETA,))
+    check_grads(lambda t: expval(CIRCUIT, t, [H, H2], method=method), (THETA,))
+
+
+def test_check_grads_state_complex_output():
+    check_grads(lambda t: state(CIRCUIT, t), (THETA,))
+
+
+def test_check_grads_primitives_directly():
+    static = Static(CIRCUIT.program, [compile_observable(H, N), compile_observable(H2, N)])
+    check_grads(lambda t: state_p(t, static), (THETA,))
+    psi = P.random_state(N, np.random.default_rng(3))
+    check_grads(lambda p: pauli_p(p, static), (psi,))
+    sq = Static(CIRCUIT.program, static.obs, square=True)
+    check_grads(lambda p: pauli_p(p, sq), (psi,))
+
+
+def test_check_grads_probs_and_var():
+    check_grads(lambda t: probs(CIRCUIT, t), (THETA,))
+    check_grads(lambda t: probs(CIRCUIT, t, wires=(2, 0)), (THETA,))
+    check_grads(lambda t: var(CIRCUIT, t, H), (THETA,))
+
+
+def test_batch_matches_rows_and_differentiates():
+    thetas = np.stack([THETA, THETA[::-1].copy(), 0.5 * THETA])
+    vals = expval(CIRCUIT, thetas, H)
+    assert vals.shape == (3,)
+    np.testing.assert_allclose(vals, [expval(CIRCUIT, t, H) for t in thetas], atol=1e-12)
+    g = ds.grad(lambda t: np.sum(expval(CIRCUIT, t, H) * np.array([1.0, -2.0, 0.5])))(thetas)
+    for row, w in zip(range(3), (1.0, -2.0, 0.5)):
+        np.testing.assert_allclose(g[row], w * ds.grad(lambda t: expval(CIRCUIT, t, H))(
+            thetas[row]), atol=1e-11)
+    check_grads(lambda t: expval(CIRCUIT, t, [H, H2]), (thetas,), modes=("rev",))
+    assert state(CIRCUIT, thetas).shape == (3, 2**N)
+    check_grads(lambda t: state(CIRCUIT, t), (thetas[:2],), modes=("rev",))
+
+
+def test_fidelity_loss_gradient_through_state():
+    target = P.random_state(N, np.random.default_rng(5))
+
+    def infidelity(t):
+        amp = np.sum(np.conj(target) * state(CIRCUIT, t))
+        return 1.0 - (np.real(amp) ** 2 + np.imag(amp) ** 2)
+
+    check_grads(infidelity, (THETA,))
+
+
+def test_hybrid_classical_pre_and_post_processing():
+    w = np.linspace(0.1, 0.9, THETA.size)
+
+    def loss(x):
+        t = np.tanh(w * x) * 3.0
+        return np.log1p(expval(CIRCUIT, t, H) ** 2)
+
+    check_grads(loss, (THETA,))
+
+
+def test_var_matches_dense():
+    psi = dense_state(CIRCUIT, THETA)
+    m = P.dense_hamiltonian(H, N)
+    ref = np.vdot(psi, m @ m @ psi).real - np.vdot(psi, m @ psi).real ** 2
+    assert np.isclose(var(CIRCUIT, THETA, H), ref, atol=1e-11)
