@@ -1,8 +1,48 @@
-"""Stochastic differential equation solvers with gradients (not implemented yet).
+"""Stochastic differential equations with gradients: solvers, Brownian paths, adjoints, neural SDEs.
 
-This package will hold SDE solvers built on diffsci: Brownian paths that return the same increment
-for the same interval, solvers differentiated through the solver, by the stochastic adjoint method
-or reversibly, and neural SDEs.
+>>> import numpy as np, diffsci as ds, sde
+>>> gbm = sde.SDE(lambda t, y, p: p[0] * y, lambda t, y, p: p[1] * y, noise="diagonal")
+>>> ts = np.linspace(0.0, 1.0, 11)
+>>> ys = sde.sdeint(gbm, np.ones((8, 1)), ts, np.array([0.5, 0.2]), dt=0.01, seed=0)
+>>> ys.shape
+(11, 8, 1)
+>>> g = ds.grad(lambda p: np.mean(sde.sdeint(gbm, np.ones((8, 1)), ts, p, dt=0.01)[-1]))(
+...     np.array([0.5, 0.2]))
 
-Nothing is implemented yet; the work is tracked by this package's issue.
+Gradients: ``adjoint="backprop"`` (through the solver), ``"checkpoint"`` (the same, in bounded
+memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic"`` (Li et al.
+2020). Derivations of the hand-written adjoints are in ``sde/DERIVATIONS.md``.
 """
+
+from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
+from ._model import SDE, Adjoint, Calculus, Noise
+from ._sdeint import sdeint
+from ._solvers import (
+    SRA1,
+    AbstractSolver,
+    Euler,
+    EulerHeun,
+    Heun,
+    Method,
+    Milstein,
+    ReversibleHeun,
+)
+
+__all__ = [
+    "SDE",
+    "SRA1",
+    "AbstractBrownian",
+    "AbstractSolver",
+    "Adjoint",
+    "BrownianInterval",
+    "BrownianPath",
+    "Calculus",
+    "Euler",
+    "EulerHeun",
+    "Heun",
+    "Method",
+    "Milstein",
+    "Noise",
+    "ReversibleHeun",
+    "sdeint",
+]

@@ -1,0 +1,1 @@
+"""Coefficient tables of the stochastic Runge–Kutta solvers (data only)."""

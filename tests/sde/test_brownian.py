@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+import sde
+
+
+def test_interval_same_answer_any_order():
+    ts = np.sort(np.random.default_rng(0).uniform(0, 2, 40))
+    pairs = list(zip(ts[:-1], ts[1:]))
+    a = sde.BrownianInterval(0.0, 2.0, (3, 2), seed=5)
+    fwd = [a.increment(s, t) for s, t in pairs]
+    again = [a.increment(s, t) for s, t in reversed(pairs)][::-1]
+    b = sde.BrownianInterval(0.0, 2.0, (3, 2), seed=5, cache_bytes=0)  # evicts constantly
+    fresh = [b.increment(s, t) for s, t in reversed(pairs)][::-1]
+    for x, y, z in zip(fwd, again, fresh):
+        np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(x, z)
+    # additivity: W(s, u) = W(s, t) + W(t, u)
+    np.testing.assert_allclose(a.increment(ts[0], ts[-1]), sum(fwd), atol=1e-12)
+    assert not np.array_equal(fwd[0], sde.BrownianInterval(0.0, 2.0, (3, 2), seed=6)
+                              .increment(*pairs[0]))
+
+
+def test_interval_statistics():
+    bm = sde.BrownianInterval(0.0, 1.0, (40000,), seed=1)
+    cuts = [0.0, 0.3, 0.3 + 1e-3, 0.7, 1.0]
+    incs = [bm.increment(s, t) for s, t in zip(cuts[:-1], cuts[1:])]
+    for inc, (s, t) in zip(incs, zip(cuts[:-1], cuts[1:])):
+        # variance within 4 standard errors (sd of a sample variance: sqrt(2/n))
+        assert abs(inc.var() / (t - s) - 1) < 4 * np.sqrt(2 / inc.size)
+        assert abs(inc.mean()) < 4 * np.sqrt((t - s) / inc.size)
+    c = np.corrcoef(np.stack(incs))
+    assert np.all(np.abs(c - np.eye(4)) < 4 / np.sqrt(40000))
+
+
+def test_interval_validation():
+    with pytest.raises(ValueError, match="t0 < t1"):
+        sde.BrownianInterval(1.0, 0.0, (2,))
+    bm = sde.BrownianInterval(0.0, 1.0, (2,))
+    with pytest.raises(ValueError, match="outside the path's span"):
+        bm.increment(0.0, 1.5)
+    with pytest.raises(ValueError, match="Lévy area"):
+        bm.levy_area(0.0, 0.5)
+    with pytest.raises(ValueError, match="seed"):
+        sde.BrownianInterval(0.0, 1.0, (2,), seed=-1)
+
+
+def test_path_grid_and_bridge():
+    ts = np.linspace(0, 1, 11)
+    bm = sde.BrownianPath(ts, (5, 2), seed=3, levy_area=True)
+    total = sum(bm.increment(a, b) for a, b in zip(ts[:-1], ts[1:]))
+    np.testing.assert_allclose(total, bm.increment(0, 1), atol=1e-14)
+    np.testing.assert_array_equal(bm.increment(0.13, 0.57), bm.increment(0.13, 0.57))
+    assert bm.levy_area(ts[2], ts[3]).shape == (5, 2)
+    with pytest.raises(ValueError, match="not one step"):
+        bm.levy_area(ts[2], ts[4])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        sde.BrownianPath([0.0, 0.0, 1.0], (2,))
