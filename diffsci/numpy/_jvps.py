@@ -46,6 +46,7 @@ from ._vjps import (
     _fless,
     _greater,
     _less,
+    _log_base,
     _no_where,
     _others_product,
     _real_dtype,
@@ -97,22 +98,19 @@ def _power_x(t, ans, x, y):
 
 
 def _power_y(t, ans, x, y):
-    # d/dy x**y = log(x) x**y, taken as 0 at x = 0 (as in the VJP).
+    # d/dy x**y = log(x) x**y, taken as 0 at x = 0; a negative real base under a complex
+    # power takes the principal complex log (as in the VJP).
     if type(x) is float or type(x) is int:  # a Python base (10.0 ** y) keeps y's precision
-        return _bc(t * ans * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan), ans)
-    return _bc(t * np.where(x == 0, 0, np.log(_safe(x)) * ans), ans)
+        return _bc(t * (ans * _log_base(x, ans)), ans)
+    return _bc(t * np.where(x == 0, 0, _log_base(x, ans) * ans), ans)
 
 
 def _float_power_x(t, ans, x, y):
     return _bc(t * (y * np.float_power(x, np.where(y == 0, 1, y - 1))), ans)
 
 
-def _float_power_y(t, ans, x, y):
-    return _bc(t * np.where(x == 0, 0, np.log(_safe(x)) * ans), ans)
-
-
 defjvp(W.power, _power_x, _power_y)
-defjvp(W.float_power, _float_power_x, _float_power_y)
+defjvp(W.float_power, _float_power_x, _power_y)
 defjvp(W.remainder,  # x - y*floor(x/y): the jumps are ignored
        lambda t, ans, x, y: _bc(t, ans),
        lambda t, ans, x, y: _bc(-t * np.floor_divide(getval(x), getval(y)), ans))

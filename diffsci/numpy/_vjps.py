@@ -23,13 +23,14 @@ Conventions at kinks (documented where they are chosen):
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
 
 from .._core import defvjp, getval
 from . import _wrap as W
-from ._util import cj, unbroadcast
+from ._util import cj, is_complex, unbroadcast
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _DEG = math.pi / 180.0
@@ -91,12 +92,23 @@ def _power_x(g, ans, x, y, **kw):
     return unbroadcast(g * cj(y * x ** np.where(y == 0, 1, y - 1)), x)
 
 
+def _log_base(x, ans):
+    """log(x) for the exponent's derivative: complex (principal branch, as NumPy's power
+    takes it) for a real base whose power is complex, so a negative base has log|x| + iπ."""
+    if type(x) is float or type(x) is int:
+        if x > 0:
+            return math.log(x)
+        return 0.0 if x == 0 else cmath.log(x) if is_complex(ans) else math.nan
+    if is_complex(ans) and not is_complex(x):
+        x = x + 0j
+    return np.log(_safe(x))
+
+
 def _power_y(g, ans, x, y, **kw):
     # d/dy x**y = log(x) x**y, taken as 0 at x = 0 (the limit for y > 0).
     if type(x) is float or type(x) is int:  # a Python base (10.0 ** y) keeps y's precision
-        return unbroadcast(g * cj(ans) * (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan),
-                           y)
-    return unbroadcast(g * cj(np.where(x == 0, 0, np.log(_safe(x)) * ans)), y)
+        return unbroadcast(g * cj(ans * _log_base(x, ans)), y)
+    return unbroadcast(g * cj(np.where(x == 0, 0, _log_base(x, ans) * ans)), y)
 
 
 defvjp(W.power, _power_x, _power_y)
