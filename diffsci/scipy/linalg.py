@@ -1,0 +1,929 @@
+"""``diffsci.scipy.linalg``: scipy.linalg, differentiable (real and complex).
+
+Every function takes SciPy's signature.  On plain arrays it *is* SciPy's
+function; when an argument is traced it is built from primitives:
+
+* where the maths is NumPy's it wraps :mod:`diffsci.numpy.linalg` (``inv``,
+  ``det``, ``slogdet``, ``cholesky``, ``svd``, ``qr``, ``norm``, the general
+  ``solve``), composed with the masks that say which entries SciPy's solver
+  reads (``assume_a='pos'`` reads one triangle, ``'diagonal'`` the diagonal ...),
+  so the derivative is that of SciPy's function exactly;
+* ``solve_triangular``, ``eigh`` (standard and generalized), ``expm`` and
+  ``expm_frechet`` are primitives of this module.  ``eigh`` calls SciPy's
+  driver (its eigenvector signs differ from NumPy's) and reuses the reverse-mode
+  rule of ``diffsci.numpy.linalg.eigh``; ``expm``'s rules are Fréchet
+  derivatives, whose own rules are Fréchet derivatives of a 2n x 2n block
+  matrix, so every order works.
+
+Conventions: eigenvector (singular-vector) derivatives are undefined at repeated
+eigenvalues (singular values) and come out inf/NaN there; a loss must not depend
+on their sign/phase (the gauge).  ``cholesky``, ``eigh`` and the symmetric
+``solve`` variants read one triangle, so their gradients live in it.
+
+Derivations: ``diffsci/DERIVATIONS.md``, section "diffsci.scipy.linalg".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sl
+
+from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from ..numpy import linalg as dla
+from ..numpy._util import cj, unbroadcast
+from ..numpy._vjps_linalg import _eigh_vjp, _fold
+
+__all__ = [
+    "cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigvalsh", "expm", "expm_frechet",
+    "inv", "norm", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
+]
+
+LinAlgError = np.linalg.LinAlgError
+
+
+# ---------------------------------------------------------------- helpers
+def _traced(*xs):
+    return any(is_tracer(x) for x in xs)
+
+
+def _H(x):
+    return np.swapaxes(cj(x), -1, -2)
+
+
+def _eye(n):
+    return np.eye(n, dtype=bool)
+
+
+def _like(c, x):
+    """Cotangent ``c`` for ``x``: its real part when ``x`` is real."""
+    return np.real(c) if np.iscomplexobj(getval(c)) and not np.iscomplexobj(getval(x)) else c
+
+
+def _square(a, fname, arg="a"):
+    shape = np.shape(getval(a))
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(
+            f"diffsci.scipy.linalg.{fname}: {arg} must be a square matrix or a stack of them "
+            f"(shape (..., n, n)), got shape {shape}"
+        )
+    return shape[-1]
+
+
+def _rows(b, n, fname):
+    shape = np.shape(getval(b))
+    rows = shape[0] if len(shape) == 1 else shape[-2] if len(shape) >= 2 else None
+    if rows != n:
+        raise ValueError(
+            f"diffsci.scipy.linalg.{fname}: b must have {n} rows (a is {n} x {n}), got shape "
+            f"{shape}"
+        )
+
+
+def _one_triangle(a, lower, conj=True):
+    """The matrix a solver sees when it reads one triangle of ``a``: Hermitian with a real
+    diagonal (``conj=True``, LAPACK's he/po routines) or complex symmetric (sy routines)."""
+    tri, k = (np.tril, -1) if lower else (np.triu, 1)
+    strict = tri(a, k)
+    mirror = np.swapaxes(cj(strict) if conj else strict, -1, -2)
+    diag = np.real(a) if conj and np.iscomplexobj(getval(a)) else a
+    return np.where(_eye(np.shape(getval(a))[-1]), diag, strict + mirror)
+
+
+def _band(a, kl, ku):
+    n = np.shape(getval(a))[-1]
+    mask = np.tril(np.triu(np.ones((n, n), bool), -kl), ku)
+    return np.where(mask, a, 0)
+
+
+def _bandwidth(a):
+    """(lower, upper) bandwidth of a plain (stack of) matrices: the outermost nonzero diagonals."""
+    v = getval(a)
+    n = v.shape[-1]
+    nz = np.any(v != 0, axis=tuple(range(v.ndim - 2)))
+    i, j = np.nonzero(nz)
+    return (int(max(np.max(i - j, initial=0), 0)), int(max(np.max(j - i, initial=0), 0))) \
+        if n else (0, 0)
+
+
+# assume_a -> the matrix the solver reads, as a function of (a, lower).  SciPy's names.
+_STRUCTURES = {
+    "general": lambda a, lower: a,
+    "symmetric": lambda a, lower: _one_triangle(a, lower, conj=False),
+    "hermitian": lambda a, lower: _one_triangle(a, lower),
+    "positive definite": lambda a, lower: _one_triangle(a, lower),
+    "diagonal": lambda a, lower: np.where(_eye(np.shape(getval(a))[-1]), a, 0),
+    "tridiagonal": lambda a, lower: _band(a, 1, 1),
+    "banded": lambda a, lower: _band(a, *_bandwidth(a)),
+    "upper triangular": lambda a, lower: np.triu(a),
+    "lower triangular": lambda a, lower: np.tril(a),
+}
+_ALIASES = {None: "general", "gen": "general", "sym": "symmetric", "her": "hermitian",
+            "pos": "positive definite"}
+
+
+def _structure(assume_a, fname):
+    key = _ALIASES.get(assume_a, assume_a)
+    if key not in _STRUCTURES:
+        raise ValueError(
+            f"diffsci.scipy.linalg.{fname}: assume_a must be one of "
+            f"{sorted(k for k in _ALIASES if k)} or {sorted(_STRUCTURES)}, got {assume_a!r}"
+        )
+    return key
+
+
+# ---------------------------------------------------------------- solve, inv, det
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a=None, transposed=False):
+    """``scipy.linalg.solve``: x with ``a @ x = b``, differentiable in ``a`` and ``b``.
+
+    The derivative is that of SciPy's function: with ``assume_a`` 'sym', 'her'
+    or 'pos' only the triangle chosen by ``lower`` is read (so the gradient of
+    ``a`` lives there); 'diagonal', 'tridiagonal', 'banded' and the triangular
+    structures read only their entries.  ``None`` (SciPy's structure detection)
+    differentiates as 'gen'.  Traced calls go through
+    :func:`diffsci.numpy.linalg.solve` (or :func:`solve_triangular`).
+
+    Args:
+        a: (..., n, n) real or complex matrix.
+        b: (n,) vector or (..., n, k) right-hand sides.
+        lower: which triangle the symmetric structures read.
+        overwrite_a, overwrite_b, check_finite: SciPy's; ignored for traced input.
+        assume_a: None, 'gen', 'sym', 'her', 'pos', 'diagonal', 'tridiagonal',
+            'banded', 'upper triangular', 'lower triangular' (SciPy's long names too).
+        transposed: solve ``a.T @ x = b`` (real ``a`` only, as in SciPy).
+
+    Returns:
+        x, shaped like ``b`` (broadcast over the stack).
+
+    Raises:
+        ValueError: ``a`` is not square, ``b`` has the wrong number of rows, or
+            ``assume_a`` is unknown.
+        NotImplementedError: ``transposed=True`` with complex ``a``.
+        LinAlgError: ``a`` is singular.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda b: solve(2 * np.eye(2), b).sum())(np.ones(2))
+        array([0.5, 0.5])
+
+    References:
+        M. Giles, "An extended collection of matrix derivative results for
+        forward and reverse mode AD" (2008), section 2.3.1.
+    """
+    kind = _structure(assume_a, "solve")
+    n = _square(a, "solve")
+    _rows(b, n, "solve")
+    if not _traced(a, b):
+        return sl.solve(a, b, lower=lower, overwrite_a=overwrite_a, overwrite_b=overwrite_b,
+                        check_finite=check_finite, assume_a=assume_a, transposed=transposed)
+    if transposed and np.iscomplexobj(getval(a)):
+        raise NotImplementedError(
+            "diffsci.scipy.linalg.solve: transposed=True is not supported for complex a (as in "
+            "SciPy); solve with np.swapaxes(a, -1, -2) instead")
+    if kind in ("upper triangular", "lower triangular"):
+        return solve_triangular(a, b, trans=1 if transposed else 0,
+                                lower=kind == "lower triangular")
+    m = _STRUCTURES[kind](a, lower)
+    return dla.solve(np.swapaxes(m, -1, -2) if transposed else m, b)
+
+
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    """``scipy.linalg.inv``, differentiable: ``ā = -a⁻ᴴ ḡ a⁻ᴴ``.
+
+    ``assume_a`` and ``lower`` select which entries are read, as in :func:`solve`.
+
+    Args:
+        a: (..., n, n) real or complex matrix.
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+        assume_a, lower: as in :func:`solve`.
+
+    Returns:
+        The inverse, shaped like ``a``.
+
+    Raises:
+        ValueError: ``a`` is not square, or ``assume_a`` is unknown.
+        LinAlgError: ``a`` is singular.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: inv(a)[0, 0])(2 * np.eye(2))
+        array([[-0.25, -0.  ],
+               [-0.  , -0.  ]])
+
+    References:
+        Giles (2008), section 2.2.3.
+    """
+    kind = _structure(assume_a, "inv")
+    _square(a, "inv")
+    if not is_tracer(a):
+        if kind == "diagonal":  # SciPy 1.17 returns a's off-diagonal entries unchanged there
+            a = _STRUCTURES[kind](np.asarray(a), lower)
+        return sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite, assume_a=assume_a,
+                      lower=lower)
+    return dla.inv(_STRUCTURES[kind](a, lower))
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.det``, differentiable: ``ā = conj(det a) ḡ a⁻ᴴ``.
+
+    Args:
+        a: (..., n, n) real or complex matrix.
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        The determinant(s), shape ``a.shape[:-2]``.
+
+    Raises:
+        ValueError: ``a`` is not square.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(det)(np.diag([2.0, 3.0]))
+        array([[3., 0.],
+               [0., 2.]])
+
+    References:
+        Giles (2008), section 2.2.4 (Jacobi's formula).
+    """
+    _square(a, "det")
+    if not is_tracer(a):
+        return sl.det(a, overwrite_a=overwrite_a, check_finite=check_finite)
+    return dla.det(a)
+
+
+def slogdet(a):
+    """``(sign, log|det a|)``, differentiable (NumPy's ``slogdet``; SciPy has none).
+
+    Args:
+        a: (..., n, n) real or complex matrix.
+
+    Returns:
+        NumPy's ``SlogdetResult(sign, logabsdet)``; ``sign`` is plain for real
+        ``a`` (piecewise constant) and traced for complex ``a``.
+
+    Raises:
+        ValueError: ``a`` is not square.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: slogdet(a)[1])(np.diag([2.0, 4.0]))
+        array([[0.5 , 0.  ],
+               [0.  , 0.25]])
+
+    References:
+        Giles (2008), section 2.2.4.
+    """
+    _square(a, "slogdet")
+    return dla.slogdet(a)
+
+
+# ---------------------------------------------------------------- Cholesky
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.cholesky``: the *upper* factor U with ``a = Uᴴ U`` by default.
+
+    As in SciPy only one triangle of ``a`` is read (the upper one unless
+    ``lower``), so the gradient lives in that triangle.  Built on
+    :func:`diffsci.numpy.linalg.cholesky` (upper: the conjugate transpose of the
+    lower factor of ``aᴴ``).
+
+    Args:
+        a: (..., n, n) Hermitian positive-definite matrix.
+        lower: return the lower factor L with ``a = L Lᴴ`` (reading the lower triangle).
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        The triangular factor, shaped like ``a``.
+
+    Raises:
+        ValueError: ``a`` is not square.
+        LinAlgError: ``a`` is not positive definite.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: cholesky(a)[0, 0])(np.diag([4.0, 1.0]))
+        array([[0.25, 0.  ],
+               [0.  , 0.  ]])
+
+    References:
+        I. Murray, "Differentiation of the Cholesky decomposition" (2016), eq. (10).
+    """
+    _square(a, "cholesky")
+    if not is_tracer(a):
+        return sl.cholesky(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
+    return dla.cholesky(a) if lower else _H(dla.cholesky(_H(a)))
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.cho_factor``: ``(c, lower)`` for :func:`cho_solve`, differentiable.
+
+    Args:
+        a: (..., n, n) Hermitian positive-definite matrix.
+        lower: factor as ``L Lᴴ`` (else ``Uᴴ U``).
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(c, lower)``.  For traced input ``c`` is the clean triangular factor
+        (zeros in the other triangle, which SciPy leaves unspecified).
+
+    Raises:
+        ValueError: ``a`` is not square.
+        LinAlgError: ``a`` is not positive definite.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: cho_solve(cho_factor(a), np.ones(2)).sum())(np.eye(2))
+        array([[-1., -2.],
+               [ 0., -1.]])
+
+    References:
+        Murray (2016), eq. (10).
+    """
+    _square(a, "cho_factor")
+    if not is_tracer(a):
+        return sl.cho_factor(a, lower=lower, overwrite_a=overwrite_a, check_finite=check_finite)
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.cho_solve``: x with ``a @ x = b`` from ``cho_factor(a)``, differentiable.
+
+    Two triangular solves (:func:`solve_triangular`), so only the factor's
+    triangle is read and differentiated.
+
+    Args:
+        c_and_lower: ``(c, lower)`` as returned by :func:`cho_factor`.
+        b: (n,) vector or (..., n, k) right-hand sides.
+        overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        x, shaped like ``b``.
+
+    Raises:
+        TypeError: ``c_and_lower`` is not a pair.
+        ValueError: ``c`` is not square or ``b`` has the wrong number of rows.
+
+    Example:
+        >>> cho_solve(cho_factor(4 * np.eye(2)), np.ones(2))
+        array([0.25, 0.25])
+
+    References:
+        Golub & Van Loan, "Matrix Computations" (4th ed.), algorithm 4.2.1.
+    """
+    try:
+        c, lower = c_and_lower
+    except (TypeError, ValueError):
+        raise TypeError(
+            "diffsci.scipy.linalg.cho_solve: c_and_lower must be the pair (c, lower) returned "
+            f"by cho_factor, got {type(c_and_lower).__name__}") from None
+    n = _square(c, "cho_solve", "c (the factor from cho_factor)")
+    _rows(b, n, "cho_solve")
+    if not _traced(c, b):
+        return sl.cho_solve((c, lower), b, overwrite_b=overwrite_b, check_finite=check_finite)
+    if lower:  # a = L Lᴴ: x = L⁻ᴴ (L⁻¹ b)
+        return solve_triangular(c, solve_triangular(c, b, lower=True), trans=2, lower=True)
+    return solve_triangular(c, solve_triangular(c, b, trans=2), lower=False)  # a = Uᴴ U
+
+
+# ---------------------------------------------------------------- triangular solves
+def _solve_tri_plain(a, b, trans=0, lower=False, unit_diagonal=False):
+    return sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+_solve_tri = primitive(_solve_tri_plain, name="solve_triangular")
+_TRANS = {0: 0, "N": 0, 1: 1, "T": 1, 2: 2, "C": 2}
+# op(A)ᴴ written as op'(A') with A' = A or conj(A): trans -> (conjugate A?, trans')
+_ADJOINT = {0: (False, 2), 1: (True, 0), 2: (False, 0)}
+
+
+def _tri(x, lower, unit):
+    """The entries a triangular solve reads: one triangle, without the diagonal if unit."""
+    k = (-1 if lower else 1) if unit else 0
+    return np.tril(x, k) if lower else np.triu(x, k)
+
+
+def _op(m, trans):
+    return m if trans == 0 else np.swapaxes(m if trans == 1 else cj(m), -1, -2)
+
+
+def _tri_b_cotangent(g, a, trans, lower, unit):
+    conj, t = _ADJOINT[trans]  # b̄ = op(A)⁻ᴴ ḡ
+    return _solve_tri(cj(a) if conj else a, g, trans=t, lower=lower, unit_diagonal=unit)
+
+
+def _tri_vjp_a(g, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    # ā = mask(op⁻¹-adjoint of -b̄ xᴴ): -b̄ xᴴ, its transpose or its conjugate transpose.
+    bb = _tri_b_cotangent(g, a, trans, lower, unit_diagonal)
+    if np.ndim(b) == 1:
+        m = -np.expand_dims(bb, -1) * np.expand_dims(cj(ans), -2)
+    else:
+        m = -(bb @ _H(ans))
+    abar = m if trans == 0 else np.swapaxes(m if trans == 1 else cj(m), -1, -2)
+    return _like(unbroadcast(_tri(abar, lower, unit_diagonal), a), a)
+
+
+def _tri_vjp_b(g, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    return _like(unbroadcast(_tri_b_cotangent(g, a, trans, lower, unit_diagonal), b), b)
+
+
+def _tri_jvp_a(t, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    # ẋ = -op(A)⁻¹ op(Ȧ) x, with Ȧ restricted to the entries read.
+    ta = _op(_tri(t, lower, unit_diagonal), trans)
+    rhs = (ta @ np.expand_dims(ans, -1))[..., 0] if np.ndim(b) == 1 else ta @ ans
+    return -_solve_tri(a, rhs, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+defvjp(_solve_tri, _tri_vjp_a, _tri_vjp_b)
+defjvp(_solve_tri, _tri_jvp_a,
+       lambda t, ans, a, b, trans=0, lower=False, unit_diagonal=False: np.broadcast_to(
+           _solve_tri(a, t, trans=trans, lower=lower, unit_diagonal=unit_diagonal),
+           np.shape(getval(ans))))
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """``scipy.linalg.solve_triangular``: x with ``op(a) @ x = b``, differentiable.
+
+    One primitive.  Only the triangle of ``a`` that is read (without the
+    diagonal when ``unit_diagonal``) receives a gradient:
+    ``b̄ = op(a)⁻ᴴ ḡ`` and ``ā = mask(-b̄ xᴴ)`` (transposed or conjugate-transposed
+    for ``trans`` 1 or 2).  The rules call the primitive itself, so every order works.
+
+    Args:
+        a: (..., n, n) triangular matrix (the other triangle is ignored).
+        b: (n,) vector or (..., n, k) right-hand sides.
+        trans: 0/'N' (a), 1/'T' (aᵀ) or 2/'C' (aᴴ).
+        lower: ``a`` is lower triangular (else upper).
+        unit_diagonal: the diagonal is taken as ones (and not read).
+        overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        x, shaped like ``b`` (broadcast over the stack).
+
+    Raises:
+        ValueError: ``a`` is not square, ``b`` has the wrong number of rows, or
+            ``trans`` is not one of 0, 1, 2, 'N', 'T', 'C'.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: solve_triangular(a, np.ones(2)).sum())(np.eye(2))
+        array([[-1., -1.],
+               [ 0., -1.]])
+
+    References:
+        Giles (2008), section 2.3.1; diffsci/DERIVATIONS.md, (L2).
+    """
+    if trans not in _TRANS:
+        raise ValueError(f"diffsci.scipy.linalg.solve_triangular: trans must be 0, 1, 2, 'N', "
+                         f"'T' or 'C', got {trans!r}")
+    n = _square(a, "solve_triangular")
+    _rows(b, n, "solve_triangular")
+    if not _traced(a, b):
+        return sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal,
+                                   overwrite_b=overwrite_b, check_finite=check_finite)
+    return _solve_tri(a, b, trans=_TRANS[trans], lower=bool(lower),
+                      unit_diagonal=bool(unit_diagonal))
+
+
+# ---------------------------------------------------------------- Hermitian eigenproblems
+def _pack(w, v):
+    """eigh's results as one array [..., n+1, n] (diffsci.numpy.linalg's layout)."""
+    return np.concatenate([np.expand_dims(w, -2).astype(v.dtype), v], axis=-2)
+
+
+def _eigh_plain(a, lower=True, driver=None):
+    return _pack(*sl.eigh(a, lower=lower, driver=driver))
+
+
+def _geigh_plain(a, b, lower=True, driver=None):
+    return _pack(*sl.eigh(a, b, lower=lower, driver=driver))
+
+
+_eigh_p = primitive(_eigh_plain, name="eigh")
+_geigh_p = primitive(_geigh_plain, name="eigh")
+
+
+def _unpack(p):
+    w, v = p[..., 0, :], p[..., 1:, :]
+    return (np.real(w) if np.iscomplexobj(getval(p)) else w), v
+
+
+def _gaps(w):
+    """[i, j] = w_j - w_i off the diagonal, 1 on it (to divide by)."""
+    n = np.shape(getval(w))[-1]
+    return np.where(_eye(n), 1, np.expand_dims(w, -2) - np.expand_dims(w, -1))
+
+
+def _geigh_vjp(first):
+    # With G = Vᴴ V̄, F∘G = G_ij / (w_j - w_i) off the diagonal: ā = fold(V P Vᴴ),
+    # b̄ = fold(V Q Vᴴ) for P = F∘G + diag(w̄), Q = -(F∘G) Λ - diag(w̄ w) - diag(Re G)/2.
+    def rule(g, ans, a, b, lower=True, driver=None):
+        w, v = _unpack(ans)
+        gw, gv = _unpack(g)
+        n = np.shape(getval(w))[-1]
+        gg = _H(v) @ gv
+        fg = np.where(_eye(n), 0, gg / _gaps(w))
+        if first:
+            inner = fg + np.where(_eye(n), np.expand_dims(gw, -2), 0)
+        else:
+            inner = -(fg * np.expand_dims(w, -2)) - np.where(
+                _eye(n), np.expand_dims(gw * w + 0.5 * np.real(np.diagonal(gg, 0, -2, -1)), -2),
+                0)
+        s = v @ inner @ _H(v)
+        return _like(unbroadcast(_fold(s, lower), a if first else b), a if first else b)
+    return rule
+
+
+def _eig_tangent(ans, k=None, m=None):
+    """Packed tangent of (w, V) from K = Vᴴ Ȧ V and M = Vᴴ Ḃ V: ẇ = diag(K - M Λ),
+    V̇ = V C with C_ij = (K - M Λ)_ij / (w_j - w_i) (i ≠ j) and C_ii = -M_ii / 2."""
+    w, v = _unpack(ans)
+    n = np.shape(getval(w))[-1]
+    x = k if m is None else (-(m * np.expand_dims(w, -2)) if k is None else
+                              k - m * np.expand_dims(w, -2))
+    c = np.where(_eye(n), 0 if m is None else -0.5 * m, x / _gaps(w))
+    dw = np.diagonal(x, 0, -2, -1)
+    return np.concatenate([np.expand_dims(dw, -2), v @ c], axis=-2)
+
+
+def _sandwich(t, ans, lower):
+    """Vᴴ T V for the Hermitian T read from one triangle of the tangent t."""
+    v = _unpack(ans)[1]
+    return _H(v) @ _one_triangle(t, lower) @ v
+
+
+defvjp(_eigh_p, lambda g, ans, a, lower=True, driver=None: _eigh_vjp(
+    g, ans, a, "L" if lower else "U"))
+defjvp(_eigh_p, lambda t, ans, a, lower=True, driver=None: _eig_tangent(
+    ans, k=_sandwich(t, ans, lower)))
+defvjp(_geigh_p, _geigh_vjp(True), _geigh_vjp(False))
+defjvp(_geigh_p,
+       lambda t, ans, a, b, lower=True, driver=None: _eig_tangent(
+           ans, k=_sandwich(t, ans, lower)),
+       lambda t, ans, a, b, lower=True, driver=None: _eig_tangent(
+           ans, m=_sandwich(t, ans, lower)))
+
+
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None,  # noqa: A002
+         driver=None):
+    """``scipy.linalg.eigh``: ``a v = w b v`` for Hermitian ``a`` (and positive-definite ``b``).
+
+    One primitive calling SciPy's driver.  Reverse mode: for the standard
+    problem the rule of :func:`diffsci.numpy.linalg.eigh`,
+    ``ā = V (diag(w̄) + F∘(Vᴴ V̄)) Vᴴ`` with ``F_ij = 1/(w_j - w_i)``, folded onto
+    the triangle read; the generalized problem adds ``b̄`` (derivation (L4)).
+    Forward mode: ``ẇ = diag(Vᴴ ȧ V)``, ``V̇ = V (F∘(Vᴴ ȧ V))``.
+
+    Degenerate eigenvalues: eigenvalue gradients stay exact, eigenvector
+    gradients divide by ``w_j - w_i`` and come out inf/NaN.  A loss must not
+    depend on the sign (phase) of the eigenvectors.
+
+    Args:
+        a: (..., n, n) Hermitian matrix; only the triangle selected by ``lower`` is read.
+        b: optional (..., n, n) Hermitian positive-definite matrix (same triangle read).
+        lower: read the lower triangles (SciPy's default) or the upper ones.
+        eigvals_only: return only the eigenvalues.
+        type: 1 (``a v = w b v``) only for traced input.
+        subset_by_index: ``(lo, hi)``: eigenvalues lo..hi inclusive (ascending).
+        subset_by_value: ``(lo, hi)``: eigenvalues in the half-open interval (lo, hi]
+            (one matrix, not a stack, for traced input).
+        driver: SciPy's LAPACK driver (computed with the full spectrum when traced).
+        overwrite_a, overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(w, v)`` (ascending real eigenvalues, eigenvectors in the columns of v), or ``w``.
+
+    Raises:
+        ValueError: ``a`` or ``b`` is not square, or their sizes differ.
+        NotImplementedError: ``type`` other than 1 for traced input.
+        LinAlgError: ``b`` is not positive definite, or no convergence.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: eigh(a, eigvals_only=True)[1])(np.diag([1.0, 2.0]))
+        array([[0., 0.],
+               [0., 1.]])
+
+    References:
+        M. Giles (2008), section 3.1; M. Seeger et al., "Auto-differentiating
+        linear algebra" (2017), section 4; diffsci/DERIVATIONS.md, (L3), (L4).
+    """
+    n = _square(a, "eigh")
+    if b is not None and _square(b, "eigh", "b") != n:
+        raise ValueError(f"diffsci.scipy.linalg.eigh: b must be {n} x {n} like a, got shape "
+                         f"{np.shape(getval(b))}")
+    if not _traced(a, b):
+        return sl.eigh(a, b, lower=lower, eigvals_only=eigvals_only, overwrite_a=overwrite_a,
+                       overwrite_b=overwrite_b, type=type, check_finite=check_finite,
+                       subset_by_index=subset_by_index, subset_by_value=subset_by_value,
+                       driver=driver)
+    if type != 1:
+        raise NotImplementedError(
+            f"diffsci.scipy.linalg.eigh: type={type} is not differentiable here; only type=1 "
+            f"(a v = w b v)")
+    full_driver = None if subset_by_index is not None or subset_by_value is not None else driver
+    p = (_eigh_p(a, lower=bool(lower), driver=full_driver) if b is None
+         else _geigh_p(a, b, lower=bool(lower), driver=full_driver))
+    w, v = _unpack(p)
+    if subset_by_index is not None:
+        lo, hi = subset_by_index
+        w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
+    elif subset_by_value is not None:
+        lo, hi = subset_by_value
+        keep = np.nonzero((getval(w) > lo) & (getval(w) <= hi))[-1]
+        w, v = w[..., keep], v[..., keep]
+    return w if eigvals_only else (w, v)
+
+
+def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,  # noqa: A002
+             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """``scipy.linalg.eigvalsh``: the eigenvalues of :func:`eigh`, differentiable.
+
+    Eigenvalue gradients are ``V diag(w̄) Vᴴ`` (folded onto the triangle read):
+    well defined even at repeated eigenvalues.
+
+    Args:
+        a, b, lower, type, subset_by_index, subset_by_value, driver: as in :func:`eigh`.
+        overwrite_a, overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        The ascending eigenvalues, shape (..., n) (or the selected subset).
+
+    Raises:
+        As :func:`eigh`.
+
+    Example:
+        >>> float(eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))[0])
+        1.0
+
+    References:
+        Giles (2008), section 3.1.
+    """
+    return eigh(a, b, lower=lower, eigvals_only=True, overwrite_a=overwrite_a,
+                overwrite_b=overwrite_b, type=type, check_finite=check_finite,
+                subset_by_index=subset_by_index, subset_by_value=subset_by_value, driver=driver)
+
+
+# ---------------------------------------------------------------- SVD and QR
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """``scipy.linalg.svd``: ``a = U diag(s) Vh``, differentiable (via diffsci.numpy.linalg).
+
+    Singular values are always differentiable (``ā = U diag(s̄) Vh``); singular
+    vectors with ``full_matrices=False`` (or a square ``a``), away from repeated
+    singular values, for losses that do not depend on their sign/phase.  With
+    ``full_matrices=True`` on a non-square matrix a loss may not depend on the
+    extra columns of U (rows of Vh), which are not unique.
+
+    Args:
+        a: (..., m, n) real or complex matrix.
+        full_matrices: SciPy's default True; False gives the reduced factors.
+        compute_uv: False returns only ``s``.
+        lapack_driver: SciPy's; traced input always uses 'gesdd' (NumPy's),
+            whose singular vectors are the plain call's for the default driver.
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(U, s, Vh)``, or ``s``.
+
+    Raises:
+        NotImplementedError: (in the backward pass) a loss depends on the extra
+            columns of ``full_matrices=True``.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
+        array([[1., 0.],
+               [0., 0.]])
+
+    References:
+        J. Townsend, "Differentiating the singular value decomposition" (2016),
+        eqs. (22)-(24); diffsci/numpy/_vjps_linalg.py.
+    """
+    if not is_tracer(a):
+        return sl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                      overwrite_a=overwrite_a, check_finite=check_finite,
+                      lapack_driver=lapack_driver)
+    if not compute_uv:
+        return dla.svd(a, compute_uv=False)
+    return tuple(dla.svd(a, full_matrices=full_matrices))
+
+
+def svdvals(a, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.svdvals``: the singular values, differentiable (``ā = U diag(s̄) Vh``).
+
+    Args:
+        a: (..., m, n) real or complex matrix.
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        The descending singular values, shape (..., min(m, n)).
+
+    Example:
+        >>> svdvals(np.diag([1.0, 3.0]))
+        array([3., 1.])
+
+    References:
+        Townsend (2016), eq. (22).
+    """
+    if not is_tracer(a):
+        return sl.svdvals(a, overwrite_a=overwrite_a, check_finite=check_finite)
+    return dla.svd(a, compute_uv=False)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """``scipy.linalg.qr``: ``a = Q R`` (``a[:, P] = Q R`` with pivoting), differentiable.
+
+    Built on :func:`diffsci.numpy.linalg.qr` (same LAPACK gauge: R has a real
+    diagonal).  The pivoting permutation is computed on the plain value (it is
+    piecewise constant) and returned as SciPy does.
+
+    Args:
+        a: (m, n) real or complex matrix (a stack too, without pivoting).
+        mode: 'economic' (reduced Q, R), 'full' (differentiable when m <= n,
+            where it equals 'economic'), 'r' (R only, m x n as in SciPy).
+        pivoting: column pivoting; the permutation is returned last.
+        overwrite_a, lwork, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(Q, R)``, ``(R,)`` for mode 'r', with ``P`` appended when pivoting.
+
+    Raises:
+        NotImplementedError: mode 'raw', or mode 'full' with m > n (the extra
+            columns of Q are not unique), for traced input.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: qr(a, mode="r")[0][0, 0])(np.diag([2.0, 1.0]))
+        array([[1., 0.],
+               [0., 0.]])
+
+    References:
+        H.-J. Liao et al., "Differentiable programming tensor networks" (2019), eq. (12).
+    """
+    if not is_tracer(a):
+        return sl.qr(a, overwrite_a=overwrite_a, lwork=lwork, mode=mode, pivoting=pivoting,
+                     check_finite=check_finite)
+    m, n = np.shape(getval(a))[-2:]
+    if mode not in ("full", "economic", "r") or (mode == "full" and m > n):
+        raise NotImplementedError(
+            f"diffsci.scipy.linalg.qr: mode={mode!r} is not differentiable for a {m} x {n} "
+            f"matrix (the extra columns of a full Q are not unique); use mode='economic' or 'r'")
+    tail = ()
+    if pivoting:
+        perm = sl.qr(getval(a), mode="r", pivoting=True)[1]
+        a, tail = a[..., perm], (perm,)
+    if mode == "r":
+        r = dla.qr(a, mode="r")
+        if m > n:  # SciPy's R is m x n
+            r = np.concatenate([r, np.zeros((m - n, n), np.result_type(getval(r)))], axis=-2)
+        return (r,) + tail
+    return tuple(dla.qr(a, mode="reduced")) + tail
+
+
+# ---------------------------------------------------------------- the matrix exponential
+def _expm_plain(a):
+    return sl.expm(a)
+
+
+def _frechet_plain(a, e):
+    out = sl.expm_frechet(a, e, compute_expm=False)  # float64 even for float32 input
+    return out.astype(np.result_type(a, e), copy=False)
+
+
+_expm_p = primitive(_expm_plain, name="expm")
+_frechet_p = primitive(_frechet_plain, name="expm_frechet")
+
+
+def _block(a, e):
+    """The 2n x 2n block matrix [[a, e], [0, a]], whose exponential is
+    [[expm(a), L(a, e)], [0, expm(a)]] (Al-Mohy & Higham 2009, eq. (2.4))."""
+    zero = np.zeros(np.shape(getval(a)), np.result_type(getval(a), getval(e)))
+    return np.concatenate([np.concatenate([a, e], axis=-1),
+                           np.concatenate([zero, a], axis=-1)], axis=-2)
+
+
+def _frechet_vjp_a(g, ans, a, e):
+    # L(A, E) = expm(X)_12 for X = [[A, E], [0, A]]; X̄ = L(Xᴴ, [[0, G], [0, 0]]), Ā = X̄_11 + X̄_22.
+    n = np.shape(getval(a))[-1]
+    xbar = _frechet_p(_H(_block(a, e)), _block(np.zeros_like(getval(g)), g))
+    return _like(xbar[..., :n, :n] + xbar[..., n:, n:], a)
+
+
+def _frechet_jvp_a(t, ans, a, e):
+    n = np.shape(getval(a))[-1]
+    zero = np.zeros(np.shape(getval(t)), np.result_type(getval(t)))
+    tt = np.concatenate([np.concatenate([t, zero], axis=-1),
+                         np.concatenate([zero, t], axis=-1)], axis=-2)
+    return _frechet_p(_block(a, e), tt)[..., :n, n:]
+
+
+defvjp(_expm_p, lambda g, ans, a: _like(_frechet_p(_H(a), g), a))
+defjvp(_expm_p, lambda t, ans, a: _frechet_p(a, t))
+defvjp(_frechet_p, _frechet_vjp_a, lambda g, ans, a, e: _like(_frechet_p(_H(a), g), e))
+defjvp(_frechet_p, _frechet_jvp_a, lambda t, ans, a, e: _frechet_p(a, t))
+
+
+def expm(A):
+    """``scipy.linalg.expm``: the matrix exponential, differentiable to any order.
+
+    One primitive.  Forward mode is the Fréchet derivative ``L(A, Ȧ)``
+    (``scipy.linalg.expm_frechet``); reverse mode its adjoint, which is again a
+    Fréchet derivative: ``Ā = L(Aᴴ, Ḡ)`` because ``⟨Ḡ, L(A, E)⟩ = ⟨L(Aᴴ, Ḡ), E⟩``.
+    Higher orders differentiate :func:`expm_frechet`.
+
+    Args:
+        A: (..., n, n) real or complex matrix.
+
+    Returns:
+        ``exp(A)``, shaped like ``A``.
+
+    Raises:
+        ValueError: ``A`` is not square.
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(lambda a: expm(a)[0, 0])(np.zeros((2, 2)))
+        array([[1., 0.],
+               [0., 0.]])
+
+    References:
+        A. H. Al-Mohy and N. J. Higham, "Computing the Fréchet derivative of the
+        matrix exponential, with an application to condition number estimation",
+        SIAM J. Matrix Anal. Appl. 30(4) (2009), eqs. (1.1), (2.4);
+        diffsci/DERIVATIONS.md, (L5).
+    """
+    _square(A, "expm", "A")
+    if not is_tracer(A):
+        return sl.expm(A)
+    return _expm_p(A)
+
+
+def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
+    """``scipy.linalg.expm_frechet``: ``L(A, E)``, the derivative of expm at A along E.
+
+    Differentiable in ``A`` and ``E`` to any order: ``L`` is linear in ``E``
+    (adjoint ``L(Aᴴ, ·)``), and in ``A`` it is the corner block of the
+    exponential of ``[[A, E], [0, A]]``, so its derivatives are Fréchet
+    derivatives of that 2n x 2n matrix (derivation (L6)).
+
+    Args:
+        A, E: (..., n, n) real or complex matrices of one shape.
+        method: SciPy's ('SPS' or 'blockEnlarge'); the traced computation uses SciPy's default.
+        compute_expm: also return ``expm(A)`` (first), as SciPy does.
+        check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(expm(A), L(A, E))`` or ``L(A, E)``.
+
+    Raises:
+        ValueError: ``A`` or ``E`` is not square, or their shapes differ.
+
+    Example:
+        >>> expm_frechet(np.zeros((1, 1)), np.ones((1, 1)), compute_expm=False)
+        array([[1.]])
+
+    References:
+        Al-Mohy & Higham (2009), algorithm 6.4 and eq. (2.4).
+    """
+    _square(A, "expm_frechet", "A")
+    if np.shape(getval(E)) != np.shape(getval(A)):
+        raise ValueError(f"diffsci.scipy.linalg.expm_frechet: E must have A's shape "
+                         f"{np.shape(getval(A))}, got {np.shape(getval(E))}")
+    if not _traced(A, E):
+        return sl.expm_frechet(A, E, method=method, compute_expm=compute_expm,
+                               check_finite=check_finite)
+    frechet = _frechet_p(A, E)
+    return (expm(A), frechet) if compute_expm else frechet
+
+
+# ---------------------------------------------------------------- norms
+def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):  # noqa: A002
+    """``scipy.linalg.norm``: vector and matrix norms, differentiable.
+
+    Wraps :func:`diffsci.numpy.linalg.norm`: vector p-norms (gradient 0 at the
+    zero vector), Frobenius, nuclear and spectral norms (through the SVD), and
+    the ±1/±inf matrix norms.
+
+    Args:
+        a: real or complex array.
+        ord, axis, keepdims: as in SciPy/NumPy.
+        check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        The norm(s).
+
+    Raises:
+        ValueError: an invalid ``ord`` or ``axis`` (NumPy's message).
+
+    Example:
+        >>> import diffsci as ds
+        >>> ds.grad(norm)(np.array([3.0, 4.0]))
+        array([0.6, 0.8])
+
+    References:
+        Giles (2008), section 3.4 (norms through the SVD).
+    """
+    if not is_tracer(a):
+        return sl.norm(a, ord=ord, axis=axis, keepdims=keepdims, check_finite=check_finite)
+    return dla.norm(a, ord=ord, axis=axis, keepdims=keepdims)
