@@ -1,0 +1,65 @@
+"""The numba.cuda kernels against the CPU kernels (on the CUDA simulator when there is no GPU)."""
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+from diffsci.devices import cuda_available, cuda_simulator_active
+from quantum import _cuda as C
+from quantum import _kernels as K
+from quantum import expval, hardware_efficient, heisenberg, state
+from tests.quantum import problems as P
+from tests.quantum.test_ops import CIRCUIT, THETA, H
+
+pytestmark = pytest.mark.skipif(
+    not (cuda_available() or cuda_simulator_active()),
+    reason="needs a CUDA GPU or NUMBA_ENABLE_CUDASIM=1",
+)
+
+
+def test_every_op_matches_cpu_kernel_forward_and_inverse():
+    prog = CIRCUIT.program
+    cu = C._cuda()
+    rng = np.random.default_rng(0)
+    phi = C._angles(prog, THETA)
+    for g in range(prog.kinds.size):
+        for inverse in (False, True):
+            psi = P.random_state(prog.n_qubits, rng)
+            ref = psi.copy()
+            K.apply_op(ref, prog.kinds[g], prog.ints[g], prog.mats[g], phi[g], inverse)
+            d = cu.to_device(psi)
+            C.apply_op(d, int(prog.kinds[g]), prog.ints[g], prog.mats[g], phi[g], inverse)
+            np.testing.assert_allclose(d.copy_to_host(), ref, atol=1e-13,
+                                       err_msg=f"op {g} kind {prog.kinds[g]} inverse={inverse}")
+
+
+def test_state_and_adjoint_gradient_match_cpu():
+    np.testing.assert_allclose(state(CIRCUIT, THETA, device="cuda"), state(CIRCUIT, THETA),
+                               atol=1e-12)
+    f = lambda dev: ds.value_and_grad(lambda t: expval(CIRCUIT, t, H, device=dev))(THETA)
+    (v_gpu, g_gpu), (v_cpu, g_cpu) = f("cuda"), f("cpu")
+    assert np.isclose(v_gpu, v_cpu, atol=1e-12)
+    np.testing.assert_allclose(g_gpu, g_cpu, atol=1e-11)
+
+
+def test_batch_on_device():
+    c = hardware_efficient(3, 1)
+    thetas = np.random.default_rng(2).normal(size=(2, c.n_params))
+    h = heisenberg(3)
+    g = lambda dev: ds.grad(lambda t: np.sum(expval(c, t, h, device=dev)))(thetas)
+    np.testing.assert_allclose(g("cuda"), g("cpu"), atol=1e-11)
+
+
+def test_gpu_check_entries_agree_with_their_references():
+    from numba import cuda
+
+    from quantum._gpu_checks import CHECKS
+
+    rng = np.random.default_rng(4)
+    for check in CHECKS:
+        inputs = check.make_inputs(rng, check.sim_size)
+        ref = check.reference_fn(*inputs)
+        np.testing.assert_allclose(check.cpu_fn(*inputs), ref, rtol=0, atol=check.rtol * 10)
+        dev = [cuda.to_device(x) if isinstance(x, np.ndarray) else x for x in inputs]
+        got = check.cuda_fn(*dev).copy_to_host()
+        np.testing.assert_allclose(got, ref, rtol=0, atol=check.rtol * 10, err_msg=check.name)
