@@ -45,6 +45,7 @@ __all__ = [
     "T_EPS",
     "render_adjoint_kernel",
     "render_kernel",
+    "render_points_kernel",
 ]
 
 #: Intersections closer than this are ignored (secondary rays start on the surface they leave).
@@ -581,3 +582,22 @@ def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_ma
 def default_chunks() -> int:
     """Parallel chunks of the adjoint kernel: a few per thread, for load balance."""
     return 4 * numba.get_num_threads()
+
+
+@njit(parallel=True, cache=True)
+def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat,
+                         mat, plights, dlights, width, height, out):
+    """Trace one primary ray through each screen point (x, y) in pixel units into ``out`` (N, 3).
+
+    Pixel (i, j) covers x ∈ [j, j + 1), y ∈ [i, i + 1); used by the edge term to evaluate the
+    image on both sides of a visibility edge.
+    """
+    eye = _row(cam, 0, 0)
+    for k in prange(points.shape[0]):
+        u, al, be = _primary(cam, 0, 0, points[k, 0], points[k, 1], width, height)
+        d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
+        c = _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
+                   plights, dlights)
+        out[k, 0] = c[0]
+        out[k, 1] = c[1]
+        out[k, 2] = c[2]

@@ -16,6 +16,7 @@ import diffsci as ds
 from diffsci.devices import check_device
 
 from . import _kernels as K
+from ._edges import DEFAULT_EDGE_DENSITY, edge_cotangents
 from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Triangle
 from ._pack import Packed, pack, unpack_cotangent
 
@@ -155,18 +156,21 @@ def adjoint_tables(p: Packed, width, height, side, depth, seed, gimg, nchunks=No
 
 
 @ds.custom_vjp
-def render_primitive(scene, depth, side, seed, device):
-    """Render ``scene`` (Whitted, Blinn–Phong): float image (height, width, 3); one primitive."""
+def render_primitive(scene, depth, side, seed, device, edge_density):
+    """Render ``scene`` (Whitted, Blinn–Phong): float image (height, width, 3); one primitive.
+
+    ``edge_density`` > 0 adds the visibility-edge term (``_edges.py``) to the gradient.
+    """
     return _forward(scene, depth, side, seed, device)[0]
 
 
-def _render_fwd(scene, depth, side, seed, device):
+def _render_fwd(scene, depth, side, seed, device, edge_density):
     img, p = _forward(scene, depth, side, seed, device)
-    return img, (scene, p, depth, side, seed)
+    return img, (scene, p, depth, side, seed, edge_density)
 
 
 def _render_bwd(res, g):
-    scene, p, depth, side, seed = res
+    scene, p, depth, side, seed, edge_density = res
     cam = scene.camera
     if isinstance(g, ds.Tracer):
         # custom_vjp derives forward mode by differentiating bwd; this bwd is a Numba kernel.
@@ -180,14 +184,18 @@ def _render_bwd(res, g):
             f"render: image cotangent: expected shape {(cam.height, cam.width, 3)}, got {g.shape}"
         )
     tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
-    return unpack_cotangent(scene, tables), None, None, None, None
+    if edge_density > 0:
+        for name, ct in edge_cotangents(p, cam.width, cam.height, depth, g, edge_density,
+                                        seed).items():
+            tables[name] = tables[name] + ct
+    return unpack_cotangent(scene, tables), None, None, None, None, None
 
 
 render_primitive.defvjp(_render_fwd, _render_bwd)
 
 
-def check_options(depth, samples, seed, device) -> tuple[int, int, int, str]:
-    """Validate render options; returns (depth, side, seed, device) with side² = samples."""
+def check_options(depth, samples, seed, device, edges) -> tuple[int, int, int, str, float]:
+    """Validate render options: (depth, side, seed, device, edge density), side² = samples."""
     if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 0:
         raise ValueError(f"render: depth: expected an int >= 0, got {depth!r}")
     if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
@@ -200,4 +208,13 @@ def check_options(depth, samples, seed, device) -> tuple[int, int, int, str]:
         )
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise ValueError(f"render: seed: expected an int, got {seed!r}")
-    return int(depth), side, int(seed), check_device(device)
+    if edges is True:
+        edges = DEFAULT_EDGE_DENSITY
+    if edges is False or edges is None:
+        edges = 0.0
+    if not isinstance(edges, (int, float, np.integer, np.floating)) or not edges >= 0:
+        raise ValueError(
+            f"render: edges: expected True, False or a density > 0 (edge samples per pixel of "
+            f"edge length), got {edges!r}"
+        )
+    return int(depth), side, int(seed), check_device(device), float(edges)

@@ -18,7 +18,8 @@ from ._ops import check_options, render_primitive
 __all__ = ["render", "save_png", "to_display"]
 
 
-def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, device: str = "cpu"):
+def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: bool | float = False,
+           device: str = "cpu"):
     """Render a scene by Whitted ray tracing; differentiable with respect to the whole scene.
 
     Primary rays through each pixel (``samples`` stratified jittered rays per pixel, a perfect
@@ -31,13 +32,19 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, device: st
     kernel (``raytrace/DERIVATIONS.md``). It is exact for shading parameters (light position,
     intensity and colour; material colours, exponent, reflection; background) and for geometry and
     camera wherever no silhouette or shadow edge crosses a pixel sample under the perturbation
-    (interior terms only; visibility edges are not differentiated).
+    (interior terms). With ``edges=True`` the motion of primary silhouettes is differentiated
+    too, so geometry and camera gradients are right across object outlines; shadow boundaries
+    and edges seen in mirrors are not (see ``raytrace/DERIVATIONS.md``, R11).
 
     Args:
         scene: a :class:`~raytrace.Scene`.
         depth: the number of mirror bounces (the paper uses 2).
         samples: rays per pixel, a perfect square (s × s strata).
         seed: seed of the sample jitter (same seed → same rays, also in the backward pass).
+        edges: add the visibility-edge term to the gradient (Li et al. 2018 edge sampling of
+            primary silhouettes of triangles, meshes and spheres; ``raytrace/_edges.py``).
+            ``True`` samples 4 points per pixel of projected edge length; a float sets that
+            density. The forward image is unchanged.
         device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda forward
             kernel; its gradient runs the CPU adjoint kernel).
 
@@ -48,10 +55,11 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, device: st
         ValueError: a bad option, or a bad scene value (naming the object and field).
 
     References:
-        T. Whitted (1980), CACM 23(6); J. F. Blinn (1977), SIGGRAPH.
+        T. Whitted (1980), CACM 23(6); J. F. Blinn (1977), SIGGRAPH; T.-M. Li et al. (2018),
+        "Differentiable Monte Carlo Ray Tracing through Edge Sampling", ACM TOG 37(6).
     """
-    depth, side, seed, device = check_options(depth, samples, seed, device)
-    return render_primitive(scene, depth, side, seed, device)
+    depth, side, seed, device, density = check_options(depth, samples, seed, device, edges)
+    return render_primitive(scene, depth, side, seed, device, density)
 
 
 def to_display(image, *, exposure: float = 1.0, gamma: float = 2.2) -> np.ndarray:
