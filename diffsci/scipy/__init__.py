@@ -1,11 +1,12 @@
 """``diffsci.scipy``: SciPy's functions, differentiable.
 
 Submodules mirror SciPy's: :mod:`~diffsci.scipy.special`, :mod:`~diffsci.scipy.linalg`,
-:mod:`~diffsci.scipy.stats` (``stats.norm``).  On plain arrays each function is
-SciPy's own; on traced values it records primitives with reverse- and
-forward-mode rules.
+:mod:`~diffsci.scipy.stats` (``stats.norm``), :mod:`~diffsci.scipy.integrate`
+(``odeint``) and :mod:`~diffsci.scipy.optimize` (implicit-function-theorem
+gradients).  On plain arrays each function is SciPy's own (or computes the same
+values); on traced values it records primitives with reverse- and forward-mode rules.
 """
 
-from . import linalg, special, stats
+from . import integrate, linalg, optimize, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "special", "stats"]

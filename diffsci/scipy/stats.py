@@ -104,7 +104,7 @@ class _Norm:
 
         Example:
             >>> float(norm.logcdf(-40.0))
-            -804.6084420137538
+            -804.6084420137539
         """
         return special.log_ndtr(_z(x, loc, scale, "logcdf"))
 
@@ -122,7 +122,7 @@ class _Norm:
 
         Example:
             >>> float(norm.logsf(40.0))
-            -804.6084420137538
+            -804.6084420137539
         """
         return special.log_ndtr(-_z(x, loc, scale, "logsf"))
 
@@ -144,8 +144,8 @@ class _Norm:
         """Inverse survival function ``loc - scale * ndtri(q)``.
 
         Example:
-            >>> float(norm.isf(0.5))
-            -0.0
+            >>> float(norm.isf(0.975))
+            -1.959963984540054
         """
         _z(0.0, 0.0, scale, "isf")
         return loc - scale * special.ndtri(q)
