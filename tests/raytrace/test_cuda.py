@@ -1,0 +1,41 @@
+"""numba.cuda render kernel (on the CUDA simulator without a GPU) against the CPU kernel."""
+
+import numpy as np
+
+import raytrace as rt
+from raytrace._gpu_checks import CHECKS
+from tests.raytrace.problems import mixed_params, mixed_scene
+
+
+def test_cuda_render_matches_cpu_kernel():
+    scene = mixed_scene(mixed_params(), size=6)
+    for depth, samples in ((0, 1), (2, 4)):
+        got = rt.render(scene, depth=depth, samples=samples, device="cuda")
+        np.testing.assert_allclose(got, rt.render(scene, depth=depth, samples=samples),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_cuda_render_gradient_uses_the_cpu_adjoint():
+    import diffsci as ds
+
+    def loss(pos, device):
+        s = mixed_scene(mixed_params(), size=4)
+        lights = (rt.PointLight(pos, 300.0),) + s.lights[1:]
+        return np.sum(rt.render(rt.Scene(s.camera, s.shapes, lights, s.background),
+                                device=device) ** 2)
+
+    pos = np.array([2.5, 3.5, -3.0])
+    np.testing.assert_allclose(ds.grad(lambda p: loss(p, "cuda"))(pos),
+                               ds.grad(lambda p: loss(p, "cpu"))(pos), rtol=1e-12)
+
+
+def test_gpu_check_entry_agrees_with_its_reference():
+    (check,) = CHECKS
+    inputs = check.make_inputs(np.random.default_rng(0), check.sim_size)
+    ref = check.reference_fn(*inputs)
+    cpu = check.cpu_fn(*inputs)
+    out = check.cuda_fn(*inputs)
+    gpu = out.copy_to_host() if hasattr(out, "copy_to_host") else np.asarray(out)
+    scale = np.abs(ref).max()
+    assert np.abs(cpu - ref).max() / scale < check.rtol
+    assert np.abs(gpu - ref).max() / scale < check.rtol
