@@ -1,0 +1,17 @@
+"""Smoke test of benchmarks/bench_sde.py --quick: exits 0 and prints its three tables."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_sde_quick():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sde.py"), "--quick"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    for header in ("Strong order on GBM", "Neural-SDE gradient", "Brownian interval queries"):
+        assert header in proc.stdout
