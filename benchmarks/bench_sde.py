@@ -84,10 +84,11 @@ def neural(quick):
                                 dt=1.0 / steps, adjoint=adjoint, seed=1)
                 return np.mean(ys[-1] ** 2)
 
-            tracemalloc.start()
             t0 = time.perf_counter()
             g = ds.grad(loss)((drift, diff))
             elapsed = time.perf_counter() - t0
+            tracemalloc.start()  # a second, separate run: tracemalloc slows allocation a lot
+            ds.grad(loss)((drift, diff))
             peak = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()
             flat = np.concatenate([np.ravel(x) for x in ds.tree_leaves(g)])
