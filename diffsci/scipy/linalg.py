@@ -95,16 +95,6 @@ def _band(a, kl, ku):
     return np.where(mask, a, 0)
 
 
-def _bandwidth(a):
-    """(lower, upper) bandwidth of a plain (stack of) matrices: the outermost nonzero diagonals."""
-    v = getval(a)
-    n = v.shape[-1]
-    nz = np.any(v != 0, axis=tuple(range(v.ndim - 2)))
-    i, j = np.nonzero(nz)
-    return (int(max(np.max(i - j, initial=0), 0)), int(max(np.max(j - i, initial=0), 0))) \
-        if n else (0, 0)
-
-
 # assume_a -> the matrix the solver reads, as a function of (a, lower).  SciPy's names.
 _STRUCTURES = {
     "general": lambda a, lower: a,
@@ -113,7 +103,9 @@ _STRUCTURES = {
     "positive definite": lambda a, lower: _one_triangle(a, lower),
     "diagonal": lambda a, lower: np.where(_eye(np.shape(getval(a))[-1]), a, 0),
     "tridiagonal": lambda a, lower: _band(a, 1, 1),
-    "banded": lambda a, lower: _band(a, *_bandwidth(a)),
+    # SciPy detects the band from the data, so perturbing an entry outside it changes the
+    # band: as a function of a, 'banded' is the general solve.
+    "banded": lambda a, lower: a,
     "upper triangular": lambda a, lower: np.triu(a),
     "lower triangular": lambda a, lower: np.tril(a),
 }
@@ -138,9 +130,9 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
     The derivative is that of SciPy's function: with ``assume_a`` 'sym', 'her'
     or 'pos' only the triangle chosen by ``lower`` is read (so the gradient of
-    ``a`` lives there); 'diagonal', 'tridiagonal', 'banded' and the triangular
-    structures read only their entries.  ``None`` (SciPy's structure detection)
-    differentiates as 'gen'.  Traced calls go through
+    ``a`` lives there); 'diagonal', 'tridiagonal' and the triangular structures
+    read only their entries.  ``None`` and 'banded' detect the structure from
+    the data, so perturbing any entry matters: they differentiate as 'gen'.  Traced calls go through
     :func:`diffsci.numpy.linalg.solve` (or :func:`solve_triangular`).
 
     Args:
@@ -369,12 +361,11 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     References:
         Golub & Van Loan, "Matrix Computations" (4th ed.), algorithm 4.2.1.
     """
-    try:
-        c, lower = c_and_lower
-    except (TypeError, ValueError):
+    if not isinstance(c_and_lower, (tuple, list)) or len(c_and_lower) != 2:
         raise TypeError(
             "diffsci.scipy.linalg.cho_solve: c_and_lower must be the pair (c, lower) returned "
-            f"by cho_factor, got {type(c_and_lower).__name__}") from None
+            f"by cho_factor, got {type(c_and_lower).__name__}")
+    c, lower = c_and_lower
     n = _square(c, "cho_solve", "c (the factor from cho_factor)")
     _rows(b, n, "cho_solve")
     if not _traced(c, b):
@@ -507,10 +498,23 @@ def _unpack(p):
     return (np.real(w) if np.iscomplexobj(getval(p)) else w), v
 
 
-def _gaps(w):
-    """[i, j] = w_j - w_i off the diagonal, 1 on it (to divide by)."""
+def _over_gaps(x, w):
+    """x_ij / (w_j - w_i) off the diagonal, 0 on it; also 0 where x_ij = 0 at a repeated
+    eigenvalue (a loss that does not look at those eigenvectors), inf/NaN where it does."""
     n = np.shape(getval(w))[-1]
-    return np.where(_eye(n), 1, np.expand_dims(w, -2) - np.expand_dims(w, -1))
+    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    zero = _eye(n) | ((gap == 0) & (x == 0))
+    return np.where(zero, 0, x / np.where(zero, 1, gap))
+
+
+def _eigh_rule(g, ans, a, lower=True, driver=None):
+    # diffsci.numpy.linalg.eigh's rule; for eigenvalue-only cotangents ā = fold(V diag(w̄) Vᴴ)
+    # directly, which stays exact at repeated eigenvalues (the general rule divides 0 by 0).
+    if np.any(getval(g)[..., 1:, :] != 0):
+        return _eigh_vjp(g, ans, a, "L" if lower else "U")
+    w, v = _unpack(ans)
+    gw = _unpack(g)[0]
+    return _fold((v * np.expand_dims(gw, -2)) @ _H(v), lower)
 
 
 def _geigh_vjp(first):
@@ -521,7 +525,7 @@ def _geigh_vjp(first):
         gw, gv = _unpack(g)
         n = np.shape(getval(w))[-1]
         gg = _H(v) @ gv
-        fg = np.where(_eye(n), 0, gg / _gaps(w))
+        fg = _over_gaps(gg, w)
         if first:
             inner = fg + np.where(_eye(n), np.expand_dims(gw, -2), 0)
         else:
@@ -540,7 +544,7 @@ def _eig_tangent(ans, k=None, m=None):
     n = np.shape(getval(w))[-1]
     x = k if m is None else (-(m * np.expand_dims(w, -2)) if k is None else
                               k - m * np.expand_dims(w, -2))
-    c = np.where(_eye(n), 0 if m is None else -0.5 * m, x / _gaps(w))
+    c = _over_gaps(x, w) - (0 if m is None else np.where(_eye(n), 0.5 * m, 0))
     dw = np.diagonal(x, 0, -2, -1)
     return np.concatenate([np.expand_dims(dw, -2), v @ c], axis=-2)
 
@@ -551,8 +555,7 @@ def _sandwich(t, ans, lower):
     return _H(v) @ _one_triangle(t, lower) @ v
 
 
-defvjp(_eigh_p, lambda g, ans, a, lower=True, driver=None: _eigh_vjp(
-    g, ans, a, "L" if lower else "U"))
+defvjp(_eigh_p, _eigh_rule)
 defjvp(_eigh_p, lambda t, ans, a, lower=True, driver=None: _eig_tangent(
     ans, k=_sandwich(t, ans, lower)))
 defvjp(_geigh_p, _geigh_vjp(True), _geigh_vjp(False))

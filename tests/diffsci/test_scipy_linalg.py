@@ -1,0 +1,317 @@
+"""Gradients of diffsci.scipy.linalg: specs checked against finite differences, dense Jacobians.
+
+``SPECS`` has one spec per function and mode (real and complex, each structure of
+``solve``): checked in both modes, to second order unless noted.  Complex specs are checked
+through ``check_grads``' complex inputs (pairs of reals); ``test_dense_real_jacobian``
+compares whole 2n x 2m real Jacobians, from VJPs and from JVPs, with dense central
+differences.  Losses of eigen/singular vectors are gauge-free (|v|², or U diag V).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+
+import diffsci as ds
+from diffsci.scipy import linalg as L
+from diffsci.testing import check_grads
+
+
+# ---------------------------------------------------------------- samplers
+def wellcond(n, m=None, cplx=False):  # near 3 I: well conditioned, no tiny pivots
+    def sample(r):
+        shape = (n, n if m is None else m)
+        a = 0.5 * r.standard_normal(shape) + (3 * np.eye(*shape) if m is None else 0)
+        return a + 0.5j * r.standard_normal(shape) if cplx else a
+    return sample
+
+
+def spd(n, cplx=False):
+    def sample(r):
+        b = r.standard_normal((n, n)) + (1j * r.standard_normal((n, n)) if cplx else 0)
+        return b @ b.conj().T + n * np.eye(n)
+    return sample
+
+
+def rhs(*shape, cplx=False):
+    def sample(r):
+        return r.standard_normal(shape) + (1j * r.standard_normal(shape) if cplx else 0)
+    return sample
+
+
+def const(value):
+    return lambda r: np.array(value)
+
+
+def eig_gauge_free(wv):
+    w, v = wv
+    return w, np.abs(v) ** 2
+
+
+def svd_gauge_free(usv):
+    u, s, vh = usv
+    k = s.shape[-1]
+    return s, np.real(np.einsum("ik,k,kj->ij", u[:, :k], np.arange(1.0, k + 1), vh[:k]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    name: str  # the diffsci.scipy.linalg function this spec covers
+    fun: Callable
+    args: tuple
+    order: int = 2
+
+
+S = Spec
+SPECS = []
+for c in (False, True):
+    A, B, b1, P = wellcond(3, cplx=c), rhs(3, 2, cplx=c), rhs(3, cplx=c), spd(3, cplx=c)
+    SPECS += [
+        S("solve", L.solve, (A, B)),
+        S("solve", L.solve, (A, b1), order=1),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="pos"), (P, B)),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="her", lower=True), (A, B), order=1),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="sym"), (A, B), order=1),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="diagonal"), (A, B), order=1),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="tridiagonal"), (A, b1), order=1),
+        S("solve", lambda a, b: L.solve(a, b, assume_a="lower triangular"), (A, B), order=1),
+        S("inv", L.inv, (A,)),
+        S("inv", lambda a: L.inv(a, assume_a="pos", lower=True), (P,), order=1),
+        S("det", L.det, (A,)),
+        S("slogdet", lambda a: L.slogdet(a)[1], (A,)),
+        S("cholesky", L.cholesky, (P,)),
+        S("cholesky", lambda a: L.cholesky(a, lower=True), (P,), order=1),
+        # SciPy leaves junk in the triangle the factor does not use
+        S("cho_factor", lambda a: np.triu(L.cho_factor(a)[0]), (P,), order=1),
+        S("cho_solve", lambda a, b: L.cho_solve(L.cho_factor(a, lower=True), b), (P, B)),
+        S("cho_solve", lambda a, b: L.cho_solve(L.cho_factor(a), b), (P, b1), order=1),
+        S("solve_triangular", L.solve_triangular, (A, B)),
+        S("solve_triangular", lambda a, b: L.solve_triangular(a, b, trans="T", lower=True),
+          (A, b1)),
+        S("solve_triangular", lambda a, b: L.solve_triangular(a, b, trans=2, unit_diagonal=True),
+          (A, B)),
+        S("eigh", lambda a: eig_gauge_free(L.eigh(a)), (A,)),
+        S("eigh", lambda a, b: eig_gauge_free(L.eigh(a, b, lower=False)), (A, P)),
+        S("eigvalsh", lambda a: L.eigvalsh(a, lower=False), (A,)),
+        S("svd", lambda a: svd_gauge_free(L.svd(a, full_matrices=False)), (wellcond(3, 2, c),)),
+        S("svdvals", L.svdvals, (wellcond(2, 3, c),)),
+        S("qr", lambda a: L.qr(a, mode="economic"), (wellcond(3, 2, c),), order=1),
+        S("expm", L.expm, (wellcond(3, cplx=c),)),
+        S("expm_frechet", lambda a, e: L.expm_frechet(a, e), (rhs(2, 2, cplx=c),) * 2),
+        S("norm", L.norm, (A,)),
+    ]
+SPECS += [
+    S("solve", lambda a, b: L.solve(a, b, transposed=True), (wellcond(3), rhs(3, 2))),
+    S("solve", lambda a, b: L.solve(a, b, assume_a="banded"),
+      (const(np.diag([3.0, 3.5, 4.0]) + np.diag([0.5, 0.2], 1)), rhs(3)), order=1),
+    S("inv", lambda a: np.diagonal(L.inv(a, assume_a="diagonal")), (wellcond(3),), order=1),
+    S("inv", lambda a: L.inv(a, assume_a="upper triangular"), (wellcond(3),), order=1),
+    S("solve_triangular", lambda a, b: L.solve_triangular(a, b, lower=True),
+      (rhs(2, 3, 3), rhs(2, 3, 2)), order=1),  # a stack
+    S("eigh", lambda a: L.eigh(a, subset_by_index=(1, 2), eigvals_only=True), (wellcond(3),)),
+    S("qr", lambda a: L.qr(a, mode="r"), (wellcond(3, 2),), order=1),
+    S("qr", lambda a: L.qr(a, mode="full")[1], (wellcond(2, 3),), order=1),
+    S("qr", lambda a: L.qr(a, pivoting=True, mode="economic")[:2], (wellcond(3, 2),), order=1),
+    S("expm", L.expm, (rhs(2, 2, 2),), order=1),  # a stack
+    S("norm", lambda a: L.norm(a, ord=2), (wellcond(3, 2),), order=1),
+    S("norm", lambda a: L.norm(a, axis=0), (rhs(3, 2),)),
+]
+
+
+def _spec_id(spec, _seen={}):  # noqa: B006 - counter for readable ids
+    k = _seen[spec.name] = _seen.get(spec.name, 0) + 1
+    return f"{spec.name}-{k}"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[_spec_id(s) for s in SPECS])
+def test_grad(spec):
+    rng = np.random.default_rng(zlib.crc32(spec.name.encode()))
+    args = tuple(sample(rng) for sample in spec.args)
+    check_grads(spec.fun, args, order=spec.order)
+
+
+def test_every_function_has_a_spec():
+    missing = sorted(set(L.__all__) - {s.name for s in SPECS})
+    assert not missing, f"diffsci.scipy.linalg functions without a gradient spec: {missing}"
+
+
+# ---------------------------------------------------------------- dense Jacobians
+def _pairs(z):
+    return np.concatenate([np.real(z).ravel(), np.imag(z).ravel()])
+
+
+def real_jacobian_fd(f, z, eps=1e-6):
+    """The real Jacobian d(Re f, Im f)/d(Re z, Im z) by central differences."""
+    cols = []
+    for part in (1.0, 1j):
+        for k in range(z.size):
+            e = np.zeros(z.shape, complex)
+            e.flat[k] = eps * part
+            cols.append((_pairs(f(z + e)) - _pairs(f(z - e))) / (2 * eps))
+    return np.array(cols).T
+
+
+def real_jacobian_vjp(f, z):
+    y, back = ds.pullback(f, z)
+    y = ds.stop_gradient(y)
+    rows = []
+    for part in (1.0, 1j):
+        for k in range(np.size(y)):
+            v = np.zeros(np.shape(y), complex)
+            v.flat[k] = part
+            rows.append(_pairs(back(v)[0]))
+    return np.array(rows)
+
+
+def real_jacobian_jvp(f, z):
+    cols = []
+    for part in (1.0, 1j):
+        for k in range(z.size):
+            t = np.zeros(z.shape, complex)
+            t.flat[k] = part
+            cols.append(_pairs(ds.jvp(f, (z,), (t,))[1]))
+    return np.array(cols).T
+
+
+def _c(*shape, seed=0):
+    r = np.random.default_rng(seed)
+    return 0.5 * (r.standard_normal(shape) + 1j * r.standard_normal(shape))
+
+
+def _herm(z):
+    return z + z.conj().T + 4 * np.eye(len(z))
+
+
+DENSE = [
+    ("expm", lambda z: L.expm(z), _c(3, 3)),
+    ("expm_frechet in A", lambda z: L.expm_frechet(z, _c(3, 3, seed=1), compute_expm=False),
+     _c(3, 3)),
+    ("solve_triangular trans=2", lambda z: L.solve_triangular(z + 3 * np.eye(3), _c(3, 2, seed=2),
+                                                             trans=2, lower=True), _c(3, 3)),
+    ("solve_triangular in b", lambda z: L.solve_triangular(3 * np.eye(3) + _c(3, 3, seed=3), z,
+                                                          trans=1), _c(3, 2)),
+    ("cho_solve in the factor", lambda z: L.cho_solve((z + 3 * np.eye(3), False),
+                                                      _c(3, seed=4)), _c(3, 3)),
+    ("solve pos, lower", lambda z: L.solve(_herm(z), _c(3, seed=5), assume_a="pos", lower=True),
+     _c(3, 3)),
+    ("generalized eigvalsh in b", lambda z: L.eigvalsh(_herm(_c(3, 3, seed=6)), _herm(z)),
+     _c(3, 3)),
+    ("inv", lambda z: L.inv(z + 3 * np.eye(3)), _c(3, 3)),
+]
+
+
+@pytest.mark.parametrize("name,f,z", DENSE, ids=[d[0] for d in DENSE])
+def test_dense_real_jacobian(name, f, z):
+    want = real_jacobian_fd(f, z)
+    rows = want.shape[0] if np.iscomplexobj(f(z)) else want.shape[0] // 2
+    np.testing.assert_allclose(real_jacobian_vjp(f, z)[:rows], want[:rows], atol=1e-7)
+    np.testing.assert_allclose(real_jacobian_jvp(f, z), want, atol=1e-7)
+
+
+def test_expm_rules_are_frechet_derivatives():
+    r = np.random.default_rng(7)
+    a, e, g = (r.standard_normal((3, 3)) + 1j * r.standard_normal((3, 3)) for _ in range(3))
+    np.testing.assert_allclose(ds.jvp(L.expm, (a,), (e,))[1],
+                               sl.expm_frechet(a, e, compute_expm=False), rtol=1e-12)
+    # reverse mode: the adjoint identity <G, L(A, E)> = <L(A^H, G), E> (Al-Mohy & Higham 2009)
+    abar = ds.pullback(L.expm, a)[1](g)[0]
+    np.testing.assert_allclose(abar, sl.expm_frechet(a.conj().T, g, compute_expm=False),
+                               rtol=1e-12)
+    lhs = np.vdot(g, sl.expm_frechet(a, e, compute_expm=False))
+    np.testing.assert_allclose(lhs, np.vdot(abar, e), rtol=1e-12)
+
+
+def test_expm_third_order():
+    a = np.array([[0.1, 0.4], [-0.3, 0.2]])
+    d3 = ds.grad(ds.grad(ds.grad(lambda s: L.expm(s * a)[0, 1])))(0.7)
+    # d^3/ds^3 expm(s a) = a^3 expm(s a)
+    np.testing.assert_allclose(d3, (a @ a @ a @ sl.expm(0.7 * a))[0, 1], rtol=1e-9)
+
+
+# ---------------------------------------------------------------- semantics
+def test_symmetric_structures_differentiate_the_triangle_read():
+    a = spd(3)(np.random.default_rng(8))
+    b = np.ones(3)
+    for lower in (False, True):
+        g = ds.grad(lambda a: np.sum(L.solve(a, b, assume_a="pos", lower=lower)))(a)
+        other = np.triu(g, 1) if lower else np.tril(g, -1)
+        assert np.all(other == 0)
+        # on symmetric perturbations it is the plain derivative
+        gen = ds.grad(lambda a: np.sum(L.solve(a, b)))(a)
+        sym = gen + gen.T - np.diag(np.diag(gen))
+        np.testing.assert_allclose(g, np.tril(sym) if lower else np.triu(sym), rtol=1e-12)
+
+
+def test_cholesky_is_upper_by_default_and_reads_the_upper_triangle():
+    a = spd(3)(np.random.default_rng(9))
+    u = ds.pullback(L.cholesky, a)[0]
+    np.testing.assert_allclose(ds.stop_gradient(u), sl.cholesky(a), rtol=1e-14)
+    g = ds.grad(lambda a: np.sum(L.cholesky(a)))(a)
+    assert np.all(np.tril(g, -1) == 0)
+
+
+def test_eigh_eigenvectors_are_scipys():
+    a = _herm(_c(4, 4, seed=10))
+    w, v = ds.stop_gradient(ds.pullback(lambda a: L.eigh(a), a)[0])
+    w0, v0 = sl.eigh(a)
+    np.testing.assert_allclose(w, w0, rtol=1e-14)
+    np.testing.assert_allclose(v, v0, rtol=1e-12, atol=1e-14)
+
+
+def test_eigh_degenerate_eigenvalues():
+    # Eigenvalue gradients are exact at a repeated eigenvalue; eigenvector ones are not defined.
+    a = np.diag([1.0, 1.0, 2.0])
+    np.testing.assert_allclose(ds.grad(lambda a: np.sum(L.eigvalsh(a)))(a), np.eye(3))
+    np.testing.assert_allclose(ds.grad(lambda a: L.eigvalsh(a)[2])(a), np.diag([0, 0, 1.0]))
+    with np.errstate(all="ignore"):
+        g = ds.grad(lambda a: L.eigh(a)[1][1, 0])(a)  # mixes the two eigenvectors of 1
+    assert not np.all(np.isfinite(g))
+
+
+@pytest.mark.parametrize("f", [L.expm, lambda a: L.solve_triangular(a, np.ones(2)),
+                               lambda a: L.eigh(a)[0], lambda a: L.cholesky(a)])
+def test_float32_in_float32_gradient_out(f):
+    a = np.array([[2.0, 0.3], [0.3, 1.5]], np.float32)
+    assert ds.grad(lambda a: np.sum(f(a)))(a).dtype == np.float32
+
+
+def test_plain_calls_are_scipys():
+    a = spd(3)(np.random.default_rng(11))
+    for ours, theirs in [(L.inv, sl.inv), (L.det, sl.det), (L.expm, sl.expm),
+                         (L.cholesky, sl.cholesky), (L.eigvalsh, sl.eigvalsh)]:
+        np.testing.assert_array_equal(ours(a), theirs(a))
+
+
+# ---------------------------------------------------------------- errors
+def _traced(f):
+    return lambda x: ds.grad(lambda x: np.sum(np.real(f(x))))(x)
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: L.inv(np.ones((2, 3))), ValueError, "a must be a square matrix"),
+    (lambda: _traced(L.inv)(np.ones((2, 3))), ValueError, r"a must be a square.*\(2, 3\)"),
+    (lambda: L.solve(np.eye(2), np.ones(3)), ValueError, "b must have 2 rows"),
+    (lambda: L.solve(np.eye(2), np.ones(2), assume_a="spd"), ValueError, "assume_a"),
+    (lambda: L.solve_triangular(np.eye(2), np.ones(2), trans="X"), ValueError, "trans"),
+    (lambda: L.cho_solve(np.eye(2), np.ones(2)), TypeError, "c_and_lower"),
+    (lambda: L.expm(np.ones(3)), ValueError, "A must be a square matrix"),
+    (lambda: L.expm_frechet(np.eye(2), np.eye(3)), ValueError, "E must have A's shape"),
+    (lambda: L.eigh(np.eye(2), np.eye(3)), ValueError, "b must be 2 x 2"),
+    (lambda: _traced(lambda a: L.eigh(a, np.eye(2), type=2)[0])(np.eye(2)), NotImplementedError,
+     "type=2"),
+    (lambda: _traced(lambda a: L.qr(a, mode="raw")[0])(np.ones((3, 2))), NotImplementedError,
+     "mode='raw'"),
+    (lambda: _traced(lambda a: L.qr(a)[0])(np.ones((3, 2))), NotImplementedError, "economic"),
+    (lambda: _traced(lambda a: L.solve(a, np.ones(2), transposed=True))(np.eye(2) + 0j),
+     NotImplementedError, "transposed"),
+], ids=["inv-non-square", "inv-non-square-traced", "solve-b-rows", "solve-assume_a",
+        "solve_triangular-trans", "cho_solve-pair", "expm-non-square", "expm_frechet-shapes",
+        "eigh-b-size", "eigh-type", "qr-raw", "qr-full-tall", "solve-transposed-complex"])
+def test_bad_input_raises_naming_the_argument(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
