@@ -162,16 +162,18 @@ class Triangle:
 class Mesh:
     """A triangle mesh: ``vertices`` (V, 3) floats, ``faces`` (F, 3) integer vertex indices.
 
-    The vertices are differentiable; the faces are not (an integer leaf).
+    The vertices are differentiable. The faces are a static field (stored as a tuple of index
+    triples), so ``ds.grad`` with respect to a whole Scene holding a mesh works: diffsci refuses
+    integer leaves among the arguments it differentiates.
 
     Example:
         >>> m = Mesh(np.eye(3), np.array([[0, 1, 2]]))
-        >>> m.faces.shape
-        (1, 3)
+        >>> m.faces
+        ((0, 1, 2),)
     """
 
     vertices: object
-    faces: object
+    faces: object = field(metadata={"static": True})
     material: Material | None = None
 
     def __post_init__(self):
@@ -183,12 +185,14 @@ class Mesh:
         if len(shape) != 2 or shape[1] != 3:
             raise ValueError(f"Mesh.vertices: expected shape (V, 3), got {shape}")
         f = np.asarray(self.faces)
+        if f.size == 0:
+            f = f.reshape(0, 3).astype(np.int64)
         if f.dtype.kind not in "iu" or f.ndim != 2 or f.shape[1] != 3:
             raise ValueError(
                 f"Mesh.faces: expected an integer array of shape (F, 3), got dtype {f.dtype} "
                 f"shape {f.shape}"
             )
-        object.__setattr__(self, "faces", f.astype(np.int64))
+        object.__setattr__(self, "faces", tuple(map(tuple, f.tolist())))
         _material(self)
 
 

@@ -105,7 +105,7 @@ def validate_scene(scene) -> None:
                                      for n in ("v0", "v1", "v2")))
         elif isinstance(s, Mesh):
             _check_finite(f"{where}.vertices", s.vertices)
-            f = np.asarray(s.faces)
+            f = np.asarray(s.faces, dtype=np.int64).reshape(-1, 3)
             nv = len(s.vertices)
             if f.size and (f.min() < 0 or f.max() >= nv):
                 raise ValueError(

@@ -100,7 +100,7 @@ def pack(scene: Scene) -> Packed:
         else:  # Mesh
             v = _f(shape.vertices)
             verts.append(v)
-            tri.append(np.asarray(shape.faces, dtype=np.int64) + nverts)
+            tri.append(np.asarray(shape.faces, dtype=np.int64).reshape(-1, 3) + nverts)
             tri_mat.append(np.full(len(shape.faces), mi))
             nverts += len(v)
     pl = [np.concatenate([_f(li.position), _f(li.color), [_f(li.intensity)]])

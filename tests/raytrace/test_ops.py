@@ -82,3 +82,10 @@ def test_wrong_shape_loss_is_an_error():
 
     with pytest.raises(ValueError):
         ds.grad(loss)(np.array([1.0, 2.0, -7.0]))
+
+
+def test_gradient_with_respect_to_a_whole_scene_with_a_mesh():
+    scene = mixed_scene(mixed_params(), size=6)
+    g = ds.grad(lambda s: np.sum(rt.render(s) ** 2))(scene)
+    assert type(g.shapes[4]) is rt.Mesh and g.shapes[4].vertices.shape == (4, 3)
+    assert g.shapes[4].faces == scene.shapes[4].faces
