@@ -419,3 +419,43 @@ def test_power_of_a_negative_real_base_with_a_complex_exponent(what, f, args):
     g = ds.grad(lambda y: dnp.real((-2.0) ** y))(1 + 1j)
     d = np.log(-2 + 0j) * (-2 + 0j) ** (1 + 1j)  # f'(y); grad of Re f is conj(f')
     assert g == pytest.approx(np.conj(d))
+
+
+# ---------------------------------------------------------------- real-valued outputs
+REAL_VALUED = [
+    ("abs", dnp.abs), ("angle", dnp.angle), ("real", dnp.real), ("imag", dnp.imag),
+    ("var", lambda z: dnp.var(z, axis=0)), ("std", dnp.std), ("norm", dla.norm),
+    ("norm 1", lambda z: dla.norm(z, 1, axis=1)), ("norm inf", lambda z: dla.norm(z, np.inf)),
+    ("norm 3", lambda z: dla.norm(z[0], 3)), ("svdvals", dla.svdvals),
+    ("eigvalsh", lambda z: dla.eigvalsh(herm(z))),
+    ("slogdet", lambda z: dla.slogdet(z + 3 * np.eye(3)).logabsdet),
+]
+
+
+@pytest.mark.parametrize("what,op", REAL_VALUED, ids=[r[0] for r in REAL_VALUED])
+def test_real_valued_functions_of_complex_input_have_real_tangents(what, op):
+    # A complex tangent on a real output would be dropped silently at the end of jvp but
+    # would propagate wrongly inside a longer computation.
+    seen = []
+
+    def f(z):
+        y = op(z)
+        seen.append(np.result_type(y._tangent))
+        return y
+
+    z = _c(3, 3, seed=4)
+    ds.jvp(f, (z,), (_c(3, 3, seed=5),))
+    assert seen[0].kind == "f", (what, seen[0])
+
+
+def test_hvp_and_hessian_columns_of_a_real_function_of_complex_input():
+    # grad maps C^n -> C^n (∂/∂x + i ∂/∂y); its real Jacobian is the real 2n × 2n Hessian.
+    # hvp is the JVP of grad: that Hessian applied to v (as a real 2n-vector).
+    def f(z):
+        return dnp.sum(dnp.abs(z) ** 4 + dnp.real(z[0] * dnp.conj(z[1]) * z[2]))
+
+    z, v = _c(3, seed=6), _c(3, seed=7)
+    h_real = real_jacobian_fd(ds.grad(f), z)
+    np.testing.assert_allclose(h_real, h_real.T, rtol=1e-6, atol=1e-8)  # symmetric
+    np.testing.assert_allclose(_realify(ds.hvp(f, z, v)), h_real @ _realify(v), rtol=1e-6)
+    np.testing.assert_allclose(real_jacobian_jvp(ds.grad(f), z), h_real, rtol=1e-6, atol=1e-8)

@@ -269,3 +269,33 @@ def test_explicit_jvp_is_faster_than_the_fallback(name, prim, f, shape):
     assert prim.jvps, "rules restored"
     assert explicit < fallback, f"{name}: explicit {explicit * 1e6:.1f} µs, " \
                                 f"fallback {fallback * 1e6:.1f} µs"
+
+
+# ---------------------------------------------------------------- svd with full_matrices
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3), (4, 2)])
+@pytest.mark.parametrize("dtype", [float, complex])
+def test_full_svd_tangents_keep_u_and_v_unitary(shape, dtype):
+    # The extra columns of a complete U (rows of Vh) are not unique; their tangents are the
+    # minimal rotation that keeps U unitary, and the first k columns match the reduced SVD.
+    rng = np.random.default_rng(3)
+    a, t = rng.standard_normal(shape), rng.standard_normal(shape)
+    if dtype is complex:
+        a, t = a + 1j * rng.standard_normal(shape), t + 1j * rng.standard_normal(shape)
+    with no_fallback():
+        (u, s, vh), (du, ds_, dvh) = ds.jvp(lambda a: tuple(dla.svd(a)), (a,), (t,))
+        _, (du_k, ds_k, dvh_k) = ds.jvp(lambda a: tuple(dla.svd(a, full_matrices=False)),
+                                        (a,), (t,))
+    for q, dq in ((u, du), (vh.conj().T, dvh.conj().T)):
+        skew = q.conj().T @ dq
+        np.testing.assert_allclose(skew, -skew.conj().T, atol=1e-12)
+    k = min(shape)
+    np.testing.assert_allclose(du[:, :k], du_k, atol=1e-12)
+    np.testing.assert_allclose(dvh[:k], dvh_k, atol=1e-12)
+    np.testing.assert_allclose(ds_, ds_k, atol=1e-12)
+    # the tangent of the (gauge-invariant) reconstruction U S Vh is Ȧ
+    m, n = shape
+    smat = np.zeros(shape)
+    smat[:k, :k] = np.diag(s)
+    dsmat = np.zeros(shape)
+    dsmat[:k, :k] = np.diag(ds_)
+    np.testing.assert_allclose(du @ smat @ vh + u @ dsmat @ vh + u @ smat @ dvh, t, atol=1e-12)
