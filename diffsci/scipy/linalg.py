@@ -160,7 +160,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
     References:
         M. Giles, "An extended collection of matrix derivative results for
-        forward and reverse mode AD" (2008), section 2.3.1.
+        forward and reverse mode algorithmic differentiation" (2008), the
+        matrix inverse product.
     """
     kind = _structure(assume_a, "solve")
     n = _square(a, "solve")
@@ -203,7 +204,7 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
                [-0.  , -0.  ]])
 
     References:
-        Giles (2008), section 2.2.3.
+        Giles (2008), the inverse.
     """
     kind = _structure(assume_a, "inv")
     _square(a, "inv")
@@ -235,7 +236,7 @@ def det(a, overwrite_a=False, check_finite=True):
                [0., 2.]])
 
     References:
-        Giles (2008), section 2.2.4 (Jacobi's formula).
+        Giles (2008), the determinant (Jacobi's formula).
     """
     _square(a, "det")
     if not is_tracer(a):
@@ -263,7 +264,7 @@ def slogdet(a):
                [0.  , 0.25]])
 
     References:
-        Giles (2008), section 2.2.4.
+        Giles (2008), the determinant.
     """
     _square(a, "slogdet")
     return dla.slogdet(a)
@@ -461,7 +462,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
                [ 0., -1.]])
 
     References:
-        Giles (2008), section 2.3.1; diffsci/DERIVATIONS.md, (L2).
+        Giles (2008), the matrix inverse product; diffsci/DERIVATIONS.md, (L2).
     """
     if trans not in _TRANS:
         raise ValueError(f"diffsci.scipy.linalg.solve_triangular: trans must be 0, 1, 2, 'N', "
@@ -608,8 +609,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
                [0., 1.]])
 
     References:
-        M. Giles (2008), section 3.1; M. Seeger et al., "Auto-differentiating
-        linear algebra" (2017), section 4; diffsci/DERIVATIONS.md, (L3), (L4).
+        M. Giles (2008), eigenvalues and eigenvectors; M. Seeger et al.,
+        "Auto-differentiating linear algebra" (2017); diffsci/DERIVATIONS.md, (L3), (L4).
     """
     n = _square(a, "eigh")
     if b is not None and _square(b, "eigh", "b") != n:
@@ -660,7 +661,7 @@ def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, typ
         1.0
 
     References:
-        Giles (2008), section 3.1.
+        Giles (2008), eigenvalues and eigenvectors.
     """
     return eigh(a, b, lower=lower, eigvals_only=True, overwrite_a=overwrite_a,
                 overwrite_b=overwrite_b, type=type, check_finite=check_finite,
@@ -700,8 +701,8 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
                [0., 0.]])
 
     References:
-        J. Townsend, "Differentiating the singular value decomposition" (2016),
-        eqs. (22)-(24); diffsci/numpy/_vjps_linalg.py.
+        J. Townsend, "Differentiating the singular value decomposition" (2016);
+        the rule of diffsci/numpy/_vjps_linalg.py.
     """
     if not is_tracer(a):
         return sl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
@@ -727,7 +728,7 @@ def svdvals(a, overwrite_a=False, check_finite=True):
         array([3., 1.])
 
     References:
-        Townsend (2016), eq. (22).
+        Townsend (2016).
     """
     if not is_tracer(a):
         return sl.svdvals(a, overwrite_a=overwrite_a, check_finite=check_finite)
@@ -800,7 +801,7 @@ _frechet_p = primitive(_frechet_plain, name="expm_frechet")
 
 def _block(a, e):
     """The 2n x 2n block matrix [[a, e], [0, a]], whose exponential is
-    [[expm(a), L(a, e)], [0, expm(a)]] (Al-Mohy & Higham 2009, eq. (2.4))."""
+    [[expm(a), L(a, e)], [0, expm(a)]] (Higham, Functions of Matrices, SIAM 2008, ch. 3)."""
     zero = np.zeros(np.shape(getval(a)), np.result_type(getval(a), getval(e)))
     return np.concatenate([np.concatenate([a, e], axis=-1),
                            np.concatenate([zero, a], axis=-1)], axis=-2)
@@ -853,7 +854,7 @@ def expm(A):
     References:
         A. H. Al-Mohy and N. J. Higham, "Computing the Fréchet derivative of the
         matrix exponential, with an application to condition number estimation",
-        SIAM J. Matrix Anal. Appl. 30(4) (2009), eqs. (1.1), (2.4);
+        SIAM J. Matrix Anal. Appl. 30(4) (2009), 1639-1657, algorithm 6.4;
         diffsci/DERIVATIONS.md, (L5).
     """
     _square(A, "expm", "A")
@@ -887,7 +888,7 @@ def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
         array([[1.]])
 
     References:
-        Al-Mohy & Higham (2009), algorithm 6.4 and eq. (2.4).
+        Al-Mohy & Higham (2009), algorithm 6.4; diffsci/DERIVATIONS.md, (L6).
     """
     _square(A, "expm_frechet", "A")
     if np.shape(getval(E)) != np.shape(getval(A)):
@@ -925,7 +926,7 @@ def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):  # noqa: A0
         array([0.6, 0.8])
 
     References:
-        Giles (2008), section 3.4 (norms through the SVD).
+        Giles (2008), matrix norms (through the SVD).
     """
     if not is_tracer(a):
         return sl.norm(a, ord=ord, axis=axis, keepdims=keepdims, check_finite=check_finite)

@@ -49,7 +49,7 @@ class _Norm:
         -0.24197072451914337
 
     References:
-        Abramowitz & Stegun, "Handbook of Mathematical Functions", 26.1.26, 26.2.2.
+        Abramowitz & Stegun, "Handbook of Mathematical Functions", 26.2.1-26.2.2.
     """
 
     def __call__(self, loc=0.0, scale=1.0):
