@@ -410,6 +410,8 @@ def _adjoint(fflat, y0, ts, p, opts):
         return np.stack(solver(lambda y, t: fflat(y, t, p), y0, ts, opts, stats))
 
     def fwd(y0, ts, p):
+        # An outer trace level still in the inputs (jvp of grad: hessian) differentiates
+        # the forward solve directly, in its own mode (backprop or dual numbers).
         ys = solve.fun(y0, ts, p)
         return ys, (ys, ts, p)
 
