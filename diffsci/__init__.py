@@ -9,7 +9,7 @@ Programming System to Bridge Machine Learning and Scientific Computing"
 12.0
 """
 
-from . import extend, nn, numpy, optim, testing
+from . import extend, fft, nn, numpy, optim, scipy, testing
 from ._api import (
     grad,
     hook,
@@ -21,6 +21,7 @@ from ._api import (
     vjp,
 )
 from ._checkpoint import checkpoint, checkpointed_loop
+from ._complex import wirtinger
 from ._core import MissingRuleError, Tracer, defjvp, defvjp, primitive
 from ._custom import custom_vjp
 from ._fit import fit
@@ -42,6 +43,7 @@ __all__ = [
     "defjvp",
     "defvjp",
     "extend",
+    "fft",
     "fit",
     "forwarddiff",
     "grad",
@@ -59,6 +61,7 @@ __all__ = [
     "primitive",
     "pullback",
     "register_pytree_node",
+    "scipy",
     "softmax",
     "testing",
     "stop_gradient",
@@ -68,4 +71,5 @@ __all__ = [
     "tree_unflatten",
     "value_and_grad",
     "vjp",
+    "wirtinger",
 ]

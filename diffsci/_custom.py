@@ -58,12 +58,25 @@ class custom_vjp:
         self.fun = fun
         self.fwd = None
         self.bwd = None
+        self.jvp = None
 
     def defvjp(self, fwd, bwd):
         """Set the forward (``-> (out, residuals)``) and backward (``(res, g) -> cts``) rules."""
         self.fwd = fwd
         self.bwd = bwd
         return self
+
+    def defjvp(self, jvp):
+        """Optionally set a forward-mode rule ``jvp(primals, tangents) -> (out, tangent_out)``.
+
+        Without one, forward mode differentiates ``bwd`` with respect to its
+        cotangent (exact, since bwd is linear in it), which needs ``bwd`` written
+        with NumPy calls; a ``bwd`` built on a compiled kernel needs this rule.
+        ``primals`` and ``tangents`` are tuples shaped like the arguments
+        (tangent ``None`` for a leaf that is not being differentiated).
+        """
+        self.jvp = jvp
+        return jvp
 
     def __get__(self, obj, objtype=None):  # allow use as a method
         return self if obj is None else functools.partial(self, obj)
@@ -118,6 +131,18 @@ class custom_vjp:
             else:
                 primals.append(x)
                 tangents.append(None)
+        if self.jvp is not None:
+            out, tout = self.jvp(tree_unflatten(in_tree, primals),
+                                 tree_unflatten(in_tree, tangents))
+            out_leaves, out_tree = tree_flatten(out)
+            t_leaves = tree_flatten(tout)[0]
+            if len(t_leaves) != len(out_leaves):
+                raise TypeError(
+                    f"custom_vjp {self.__name__}: jvp returned {len(t_leaves)} tangent leaves "
+                    f"for {len(out_leaves)} output leaves"
+                )
+            return tree_unflatten(out_tree, [o if t is None else Dual(o, t, top)
+                                             for o, t in zip(out_leaves, t_leaves)])
         out, res = self.fwd(*tree_unflatten(in_tree, primals))
         out_leaves, out_tree = tree_flatten(out)
         diff = [k for k, o in enumerate(out_leaves) if _is_numeric(o)
@@ -129,19 +154,37 @@ class custom_vjp:
             gs = [np.zeros_like(getval(o)) for o in out_leaves]
             for k, v in zip(diff, vs):
                 gs[k] = v
-            cts = self._cotangent_leaves(self.bwd(res, tree_unflatten(out_tree, gs)), in_tree)
+            try:
+                cts = self.bwd(res, tree_unflatten(out_tree, gs))
+            except TypeError as e:
+                raise TypeError(self._no_forward(f"its bwd failed on a traced cotangent ({e})"))
             total = 0.0
-            for u, c in zip(tangents, cts):
-                if u is not None and c is not None:
-                    total = total + np.sum(np.real(np.conj(u) * c))
+            for u, c in zip(tangents, self._cotangent_leaves(cts, in_tree)):
+                if u is None or c is None:
+                    continue
+                if type(c) is not Tracer and np.any(getval(c) != 0):
+                    # bwd is linear in g: a nonzero result that does not depend on g
+                    # means bwd cut the trace (getval, float(), a kernel ...).
+                    raise TypeError(self._no_forward("its bwd does not trace its cotangent"))
+                total = total + np.sum(np.real(np.conj(u) * c))
             return total
 
-        v0 = [np.zeros_like(getval(out_leaves[k])) for k in diff]
+        # Any point will do (bwd is linear in v); ones make a bwd that cuts the trace
+        # return nonzero plain values, which pairing detects.
+        v0 = [np.ones_like(getval(out_leaves[k])) for k in diff]
         tans = grad(pairing, argnums=tuple(range(len(v0))))(*v0)
         new = list(out_leaves)
         for k, t in zip(diff, tans):
             new[k] = Dual(out_leaves[k], t, top)
         return tree_unflatten(out_tree, new)
+
+    def _no_forward(self, why):
+        return (
+            f"custom_vjp {self.__name__} was differentiated in forward mode, which it derives "
+            f"from its VJP by differentiating bwd with respect to the cotangent; {why}. Give "
+            f"it a forward rule with {self.__name__}.defjvp(jvp) (jvp(primals, tangents) -> "
+            f"(out, tangent_out)), or write bwd with NumPy calls on the cotangent."
+        )
 
     def _cotangent_leaves(self, cts, in_tree):
         """Flatten bwd's tuple of per-argument cotangents to one entry per input leaf."""

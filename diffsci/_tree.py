@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 __all__ = [
     "tree_flatten",
     "tree_unflatten",
@@ -47,7 +49,7 @@ class TreeDef:
         return (
             isinstance(other, TreeDef)
             and self.kind == other.kind
-            and self.aux == other.aux
+            and _same(self.aux, other.aux)
             and self.children == other.children
         )
 
@@ -59,6 +61,19 @@ class TreeDef:
             return "*"
         name = self.kind if isinstance(self.kind, str) else self.kind.__name__
         return f"{name}({', '.join(map(repr, self.children))})"
+
+
+def _same(a, b):
+    """Equality of static data; arrays (e.g. a mesh's faces in a static field) by value."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    return bool(a == b)
 
 
 _LEAF = "leaf"

@@ -18,13 +18,12 @@ from . import _kernels as K
 
 
 def _n(size: int) -> int:
-    n = int(size).bit_length() - 1
-    if 1 << n != size or n < 3:
-        raise ValueError(f"quantum GPU checks need a power-of-two size >= 8; got {size}.")
-    return n
+    """Qubit count for a requested number of amplitudes (rounded up to a power of two >= 8)."""
+    return max(3, (int(size) - 1).bit_length())
 
 
 def _state(rng, size):
+    size = 1 << _n(size)
     v = rng.standard_normal(size) + 1j * rng.standard_normal(size)
     return v / np.linalg.norm(v)
 

@@ -28,3 +28,17 @@ def test_bench_overhead_quick(tmp_path):
     assert data["W1"]["ops"] == 401
     assert set(data["W3"]) == {"1", "2", "3"}
     assert all(t["status"] in ("PASS", "FAIL", "SKIP") for t in data["targets"])
+
+
+def test_bench_forward_quick_runs(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "fwd.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_forward.py"), "--quick", "--no-peers",
+         "--json", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for title in ("(a) W1:", "(b) Hessian", "(c) ds.jvp"):
+        assert title in proc.stdout
+    assert json.loads(out.read_text())["W1"]["ops"] == 401

@@ -44,10 +44,11 @@ def gpu_check(monkeypatch):
 
 def test_simulate_runs_the_diffsci_check(tmp_path):
     out = tmp_path / "rows.json"
-    proc = _run("--simulate", "--size", "100", "--repeats", "2", "--json", str(out))
+    # Each check at its own (small) simulator size: the simulator runs kernels in Python threads.
+    proc = _run("--simulate", "--repeats", "2", "--json", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     table = proc.stdout[proc.stdout.index("gpu_check results") :]
-    row = re.search(r"^diffsci\s+axpy\s+100\s+(\S+)\s+(\S+)\s.*\bok\b", table, re.MULTILINE)
+    row = re.search(r"^diffsci\s+axpy\s+\d+\s+(\S+)\s+(\S+)\s.*\bok\b", table, re.MULTILINE)
     assert row, table
     assert float(row.group(1)) < 1e-12  # CPU kernel vs float64 reference
     assert float(row.group(2)) < 1e-12  # CUDA kernel (simulated) vs float64 reference
@@ -58,7 +59,7 @@ def test_simulate_runs_the_diffsci_check(tmp_path):
 
     rows = {(r["package"], r["kernel"]): r for r in json.loads(out.read_text())["rows"]}
     axpy = rows[("diffsci", "axpy")]
-    assert axpy["status"] == "ok" and axpy["size"] == 100
+    assert axpy["status"] == "ok" and axpy["size"] > 0
     assert axpy["cuda_err"] < 1e-12 and axpy["cpu_err"] < 1e-12
 
 

@@ -50,5 +50,7 @@ zeros_like = _buffer_like(_np.zeros_like)
 ones_like = _buffer_like(_np.ones_like)
 empty_like = _buffer_like(_np.empty_like)
 
+from .. import fft  # noqa: E402, F401  np.fft dispatch is built from it
+
 _install(__import__(__name__, fromlist=["*"]))
 del _install

@@ -81,9 +81,16 @@ def _eigh_jvp(t, ans, a, UPLO="L"):
     m = _H(v) @ _hermitian_part(t, lower=UPLO.upper() == "L") @ v
     n = np.shape(w)[-1]
     gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-    f = np.where(_eye(n), 0, 1 / np.where(_eye(n), 1, gap))
+    f = _inv_gap(gap, _eye(n))
     dw = np.real(np.diagonal(m, 0, -2, -1))
     return W.concatenate([_like(np.expand_dims(dw, -2), ans), v @ (m * f)], axis=-2)
+
+
+def _inv_gap(gap, eye):
+    """1/gap off the diagonal; 0 on it and between repeated values (their rotation within
+    the degenerate subspace is not determined; the values' own tangents stay exact)."""
+    skip = eye | (getval(gap) == 0)
+    return np.where(skip, 0, 1 / np.where(skip, 1, gap))
 
 
 def _svd_jvp(t, ans, a, full_matrices=True, hermitian=False):
@@ -104,7 +111,7 @@ def _svd_jvp(t, ans, a, full_matrices=True, hermitian=False):
     ph = _H(p)
     sk, sj = np.expand_dims(s, -2), np.expand_dims(s, -1)  # s_j along columns, s_i along rows
     eye = _eye(k)
-    f = np.where(eye, 0, 1 / np.where(eye, 1, sk * sk - sj * sj))
+    f = _inv_gap(sk * sk - sj * sj, eye)
     om_u = f * (p * sk + sj * ph)
     om_v = f * (sj * p + ph * sk)
     ds = np.real(np.diagonal(p, 0, -2, -1))

@@ -85,8 +85,15 @@ def _eigh_vjp(g, ans, a, UPLO="L"):
     vhgv = _H(v) @ gv
     skew = 0.5 * (vhgv - _H(vhgv))
     gap = np.where(_eye(n), 1, np.expand_dims(w, -2) - np.expand_dims(w, -1))
-    inner = np.where(_eye(n), np.expand_dims(gw, -2), skew / gap)
+    inner = np.where(_eye(n), np.expand_dims(gw, -2), _safe_div(skew, gap))
     return _fold(v @ inner @ _H(v), lower=UPLO.upper() == "L")
+
+
+def _safe_div(num, gap):
+    """num / gap, with 0 where both vanish (a repeated eigen/singular value the loss does not
+    rotate within: the eigenvalue-only gradient stays exact instead of 0/0 = NaN)."""
+    both = (getval(gap) == 0) & (getval(num) == 0)
+    return np.where(both, 0, num / np.where(both, 1, gap))
 
 
 def _svd_unpack(p, m, n, full_matrices):
@@ -119,7 +126,7 @@ def _svd_vjp(g, ans, a, full_matrices=True, hermitian=False):
     gap = np.where(eye, 1, np.expand_dims(s2, -2) - np.expand_dims(s2, -1))  # s_k² - s_j²
     sk = np.expand_dims(s, -2)  # s_k along columns
     sj = np.expand_dims(s, -1)  # s_j along rows
-    inner = ((uhgu - _H(uhgu)) * sk + sj * (vhgv - _H(vhgv))) / gap
+    inner = _safe_div((uhgu - _H(uhgu)) * sk + sj * (vhgv - _H(vhgv)), gap)
     inner = np.where(eye, np.expand_dims(gs, -2), inner)
     if complex_:  # the phase of each (u_k, v_k) pair: split evenly between U and V
         dgu = np.diagonal(uhgu, 0, -2, -1)

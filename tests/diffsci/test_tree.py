@@ -48,3 +48,19 @@ def test_register_pytree_node():
     ds.register_pytree_node(Box, lambda bx: ((bx.a, bx.b), None), lambda aux, ch: Box(*ch))
     g = ds.grad(lambda bx: bx.a * bx.b)(Box(2.0, 3.0))
     assert isinstance(g, Box) and (g.a, g.b) == (3.0, 2.0)
+
+
+def test_static_array_field_compares_by_value():
+    @dataclasses.dataclass(frozen=True)
+    class Mesh:
+        verts: np.ndarray
+        faces: np.ndarray = dataclasses.field(metadata={"static": True})
+
+    m = Mesh(np.ones((3, 3)), np.array([[0, 1, 2]]))
+    g = ds.grad(lambda m: np.sum(m.verts[m.faces[0]] ** 2))(m)
+    assert type(g) is Mesh and g.faces is m.faces
+    np.testing.assert_array_equal(g.verts, 2 * np.ones((3, 3)))
+    m2 = Mesh(np.zeros((3, 3)), np.array([[0, 1, 2]]))  # equal faces, another array
+    assert ds.tree_map(lambda a, b: a + b, m, m2).verts.sum() == 9.0
+    with pytest.raises(ValueError, match="structure"):
+        ds.tree_map(lambda a, b: a + b, m, Mesh(np.ones((3, 3)), np.array([[2, 1, 0]])))
