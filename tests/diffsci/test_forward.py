@@ -145,3 +145,39 @@ def test_check_grads_forward_catches_a_wrong_jvp():
     check_grads(badexp, (X,), modes=("rev",))
     with pytest.raises(AssertionError, match="JVP of"):
         check_grads(badexp, (X,), modes=("fwd",))
+
+
+def test_hessian_modes_agree():
+    def f(x):
+        return np.sum(np.sin(x) * x**2) + x[0] * x[1] ** 3
+
+    H = ds.hessian(f)(X)
+    np.testing.assert_allclose(H, ds.hessian(f, mode="fwd")(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H, H.T, rtol=1e-12)
+    with pytest.raises(ValueError, match="mode"):
+        ds.hessian(f, mode="sideways")
+
+
+def test_custom_vjp_forward_mode_needs_a_traceable_bwd_or_a_jvp():
+    from diffsci.extend import getval
+
+    @ds.custom_vjp
+    def double(x):
+        return 2 * x
+
+    double.defvjp(lambda x: (2 * x, None), lambda r, g: (2 * getval(g),))  # cuts the trace
+    assert ds.grad(double)(1.5) == pytest.approx(2.0)  # reverse mode is fine
+    with pytest.raises(TypeError, match="defjvp"):
+        ds.jvp(double, (1.5,), (1.0,))
+    double.defjvp(lambda p, t: (2 * p[0], 2 * t[0]))
+    assert ds.jvp(double, (1.5,), (1.0,))[1] == pytest.approx(2.0)
+
+
+def test_eigenvalue_gradients_at_repeated_eigenvalues_are_finite():
+    import diffsci.numpy.linalg as dla
+
+    for mode in ("rev", "fwd"):
+        J = ds.jacobian(lambda a: dla.eigvalsh(a), mode=mode)(np.eye(3))
+        assert np.all(np.isfinite(J))
+    g = ds.grad(lambda a: np.sum(dla.eigh(a)[0] ** 2))(np.eye(2))
+    np.testing.assert_allclose(g, 2 * np.eye(2))
