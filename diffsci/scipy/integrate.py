@@ -196,7 +196,9 @@ class _Ravel:
     def unravel(self, vec, lead=()):
         """Split ``vec`` of shape ``lead + (size,)`` into leaves shaped ``lead + shape``."""
         if len(self.shapes) == 1:
-            return tree_unflatten(self.treedef, [np.reshape(vec, lead + self.shapes[0])])
+            shape = lead + self.shapes[0]
+            leaf = vec if np.shape(getval(vec)) == shape else np.reshape(vec, shape)
+            return tree_unflatten(self.treedef, [leaf])
         out, o = [], 0
         for s, n in zip(self.shapes, self.sizes):
             out.append(np.reshape(vec[..., o:o + n], lead + s))
@@ -358,8 +360,7 @@ def _split_args(args):
 
 def _is_float(x):
     v = getval(x)
-    return isinstance(v, (np.ndarray, np.generic, float, complex)) and \
-        np.result_type(v).kind in "fc"
+    return isinstance(v, (np.ndarray, np.generic, float)) and np.result_type(v).kind == "f"
 
 
 def _top_level(values):
@@ -372,6 +373,16 @@ def _top_level(values):
 
 def _unwrap_level(x, level):
     return x._value if (type(x) is Tracer or type(x) is Dual) and x._tape.level == level else x
+
+
+def _check_traced_args(args):
+    """The adjoint differentiates real float leaves of args only: refuse other traced ones."""
+    for k, x in enumerate(tree_flatten(args)[0]):
+        if (type(x) is Tracer or type(x) is Dual) and np.result_type(getval(x)).kind != "f":
+            raise TypeError(
+                f"odeint(gradient='adjoint'): leaf {k} of args is being differentiated but is "
+                f"{np.result_type(getval(x))}; the adjoint handles real float arguments only. "
+                f"Pass real and imaginary parts separately, or use gradient='backprop'.")
 
 
 def _check_no_closure(fflat, y0, t0, p):
@@ -526,6 +537,7 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
         return dy if np.result_type(getval(dy)) == rav.dtype else dy.astype(rav.dtype)
 
     if gradient == "adjoint":
+        _check_traced_args(args)
         _check_no_closure(fflat, y0_flat, ts[0], p)
     ys, stats = _GRADIENTS[gradient](fflat, y0_flat, ts, p, opts)
     out = rav.unravel(ys, (int(np.size(getval(ts))),))

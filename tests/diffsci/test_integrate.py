@@ -282,6 +282,12 @@ def test_bad_state_and_func():
         odeint(None, Y0, T)
 
 
+def test_adjoint_refuses_complex_traced_args():
+    with pytest.raises(TypeError, match="real float arguments only"):
+        ds.grad(lambda c: np.real(np.sum(odeint(lambda y, t, c: np.real(c) * y, Y0, T, c))))(
+            1.0 + 0.5j)
+
+
 def test_max_steps_and_blow_up():
     with pytest.raises(RuntimeError, match="max_steps=5"):
         odeint(linear, Y0, T, A, max_steps=5)
