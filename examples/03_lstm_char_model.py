@@ -84,7 +84,7 @@ def sample(model, prompt, n, chars, temperature, rng):
 
 def main():
     args = parse_args()
-    hidden, length, steps = (96, 32, 1000) if args.full else (48, 24, 250)
+    hidden, length, steps = (64, 32, 800) if args.full else (48, 24, 250)
     chars = sorted(set(TEXT))
     vocab = len(chars)
     ids = np.array([chars.index(ch) for ch in TEXT])
