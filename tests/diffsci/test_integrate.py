@@ -206,12 +206,14 @@ def test_forward_mode_through_adjoint():
     np.testing.assert_allclose(ydot, -T * np.exp(-2.0 * T), atol=1e-6)
 
 
-def test_hessian_through_adjoint_and_backprop():
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+@pytest.mark.parametrize("gradient", ["adjoint", "backprop"])
+def test_hessian_through_adjoint_and_backprop(gradient, mode):
     """Second order: L(k) = y(T; k) for y' = −k y, y = e^{−kT}: d²L/dk² = T² e^{−kT}."""
-    for gradient in ("adjoint", "backprop"):
-        h = ds.hessian(lambda k: odeint(lambda y, t, k: -k * y, 1.0, np.array([0.0, 1.5]), k,
-                                        gradient=gradient, rtol=1e-10, atol=1e-12)[-1])(0.7)
-        np.testing.assert_allclose(h, 1.5 ** 2 * np.exp(-0.7 * 1.5), rtol=1e-6)
+    h = ds.hessian(lambda k: odeint(lambda y, t, k: -k * y, 1.0, np.array([0.0, 1.5]), k,
+                                    gradient=gradient, rtol=1e-10, atol=1e-12)[-1],
+                   mode=mode)(0.7)
+    np.testing.assert_allclose(h, 1.5 ** 2 * np.exp(-0.7 * 1.5), rtol=1e-6)
 
 
 def test_closure_backprop_works_adjoint_refuses():
