@@ -5,7 +5,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BUDGET = 1200  # code lines of the AD core; raise it deliberately, in review, not to pass CI
+# Code lines of the AD core (reverse + forward mode, in-place writes, pytrees, custom rules);
+# raise it deliberately, in review, not to pass CI.
+BUDGET = 1800
 
 
 def test_core_stays_within_its_line_budget():
