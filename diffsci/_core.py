@@ -24,6 +24,11 @@ Design notes (see ../shared/DESIGN.md, "The tape"):
   under an outer trace is itself recorded: reverse-over-reverse for free.
 * Gradient accumulation keeps the first contribution by reference, makes a
   new array on the second and adds in place from then on.
+* Forward mode shares the levels: a :class:`Dual` carries a tangent, and a
+  primitive applied to duals adds up its JVP rules eagerly (no tape).  A
+  primitive without a JVP rule gets one from its VJP (:func:`_jvp_from_vjp`).
+* In-place writes (``x[i] = v``) are records too; ``_inplace.py`` keeps their
+  undo log, which the sweep replays (see :func:`backward`).
 """
 
 from __future__ import annotations
