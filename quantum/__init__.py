@@ -30,7 +30,7 @@ from ._model import (
     pauli,
     tfim,
 )
-from ._templates import hardware_efficient
+from ._templates import hardware_efficient, qaoa, strongly_entangling
 
 __all__ = [
     "GATES",
@@ -51,8 +51,10 @@ __all__ = [
     "maxcut",
     "pauli",
     "probs",
+    "qaoa",
     "sample",
     "state",
+    "strongly_entangling",
     "tfim",
     "var",
 ]
