@@ -1,0 +1,55 @@
+"""Bachelier (normal) model: European options when the forward is Gaussian.
+
+References:
+    L. Bachelier, "Théorie de la spéculation", Ann. Sci. ÉNS 17 (1900) 21–86.
+    F. Le Floc'h, "Fast and accurate analytic basis point volatility", SSRN 2420757 (2016), eq. (2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from diffsci.scipy.special import ndtr
+
+from .._validate import check_bool, check_real
+
+__all__ = ["bachelier_price"]
+
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def bachelier_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
+    """Bachelier price ``e^{−rT} (w(F − K) N(w d) + σ√T φ(d))`` with ``d = (F − K)/(σ√T)``.
+
+    Args:
+        forward: F (any real: the normal model allows negative forwards).
+        strike: K (any real).
+        expiry: T > 0.
+        rate: discount rate r.
+        vol: the normal (absolute, "basis-point") volatility σ > 0.
+        is_call: bool (array).
+
+    Returns:
+        Prices shaped like the broadcast arguments.
+
+    Raises:
+        ValueError: non-finite arguments, or expiry or vol ≤ 0.
+
+    Example:
+        >>> round(float(bachelier_price(forward=100.0, strike=100.0, expiry=1.0, vol=20.0)), 6)
+        7.978846
+
+    References:
+        Le Floc'h (2016), eq. (2).
+    """
+    who = "bachelier_price"
+    check_real(who, "forward", forward)
+    check_real(who, "strike", strike)
+    check_real(who, "expiry", expiry, low=0.0)
+    check_real(who, "vol", vol, low=0.0)
+    check_real(who, "rate", rate)
+    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    sd = vol * np.sqrt(expiry)
+    d = (forward - strike) / sd
+    return np.exp(-rate * expiry) * (w * (forward - strike) * ndtr(w * d)
+                                     + sd * _INV_SQRT_2PI * np.exp(-0.5 * d * d))
