@@ -88,7 +88,10 @@ def _finalize(g, x):
             )
         if type(g) is _ndarray and (g.base is not None or not g.flags.writeable):
             g = g.copy()  # never hand out views of residuals or read-only broadcasts
-    if type(g) is _ndarray and not isinstance(v, _ndarray):
+    if isinstance(v, _ndarray):
+        if isinstance(g, np.generic):  # NumPy ops on 0-d arrays return scalars
+            g = np.asarray(g)
+    elif type(g) is _ndarray:
         g = g[()]  # a Python or NumPy scalar input gets a NumPy scalar gradient
     return g
 
