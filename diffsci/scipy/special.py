@@ -161,8 +161,9 @@ digamma = E(sc.digamma, _d_digamma, False,
             "polygamma(1, x); complex x is evaluated but not differentiated", 1.0,
             1.6449340668482266, "DLMF 5.15.1")
 psi = digamma
-expit = E(sc.expit, lambda ans, x: ans * (1 - ans), False,
-          "expit(x) (1 - expit(x))", 0.0, 0.25, "the logistic function")
+expit = E(sc.expit, lambda ans, x: ans * expit(-x), False,
+          "expit(x) expit(-x) (= expit(1 - expit), accurate in both tails)", 0.0, 0.25,
+          "the logistic function")
 logit = E(sc.logit, lambda ans, x: 1 / (x * (1 - x)), False,
           "1 / (x (1 - x))", 0.5, 4.0, "the inverse of expit")
 i0 = E(sc.i0, lambda ans, x: i1(x), False,
