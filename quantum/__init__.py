@@ -14,7 +14,7 @@ array([-0.38941834])
 """
 
 from ._gates import GATES
-from ._measure import METHODS, counts, expval, probs, sample, state, var
+from ._measure import METHODS, counts, density_matrix, expval, probs, sample, state, var
 from ._model import (
     MAX_QUBITS,
     Circuit,
@@ -30,9 +30,12 @@ from ._model import (
     pauli,
     tfim,
 )
+from ._noise import CHANNELS, MAX_DENSITY_QUBITS
 from ._templates import hardware_efficient, qaoa, strongly_entangling
 
 __all__ = [
+    "CHANNELS",
+    "MAX_DENSITY_QUBITS",
     "GATES",
     "MAX_QUBITS",
     "METHODS",
@@ -45,6 +48,7 @@ __all__ = [
     "Y",
     "Z",
     "counts",
+    "density_matrix",
     "expval",
     "hardware_efficient",
     "heisenberg",

@@ -34,6 +34,7 @@ K_SWAP = 3  # SWAP of bit0 and bit1, controlled by cmask
 K_DIAG = 4  # diag(mats[g,0,0], mats[g,1,1]) on bit0, controlled by cmask: Z, S, T, CZ ...
 K_ROT = 5  # exp(-i phi P / 2), P = (xmask, zmask, ny), controlled by cmask
 K_PHASE = 6  # exp(i phi) on amplitudes with all bits of cmask set: PhaseShift, CPhase
+K_CHAN = 7  # a channel's superoperator mats[g] on (bit0 = row bit, bit1 = column bit) of vec(rho)
 
 PARAM_KINDS = (K_ROT, K_PHASE)
 
@@ -212,7 +213,7 @@ def apply_op(psi, kind, ints, mat, phi, inverse):
                        np.conj(mat[0, 1]), np.conj(mat[1, 1]))
         else:
             apply_mat1(psi, b0, cmask, mat[0, 0], mat[0, 1], mat[1, 0], mat[1, 1])
-    elif kind == K_MAT2:
+    elif kind == K_MAT2 or kind == K_CHAN:  # K_CHAN "inverse": the adjoint S^H (not S^-1)
         apply_mat2(psi, b0, ints[1], cmask, mat, inverse)
     elif kind == K_X:
         apply_x(psi, b0, cmask)
@@ -317,6 +318,40 @@ def adjoint_sweep_batch(psis, lams, kinds, ints, mats, pidx, scale, offset, thet
     for r in prange(psis.shape[0]):
         adjoint_sweep(psis[r], lams[r], kinds, ints, mats, pidx, scale, offset, thetas[r],
                       grads[r])
+
+
+@njit(cache=True)
+def run_forward_record(psi, kinds, ints, mats, pidx, scale, offset, theta, snaps):
+    """:func:`run_forward`, saving the state before each ``K_CHAN`` row into ``snaps[s]``."""
+    s = 0
+    for g in range(kinds.size):
+        if kinds[g] == K_CHAN:
+            snaps[s, :] = psi
+            s += 1
+        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False)
+
+
+@njit(cache=True)
+def adjoint_sweep_mixed(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, snaps):
+    """:func:`adjoint_sweep` for programs with (non-invertible) channel rows (eq. N3).
+
+    At a ``K_CHAN`` row the state is restored from the snapshot saved by
+    :func:`run_forward_record` and the cotangent is mapped by the superoperator's adjoint.
+    """
+    s = snaps.shape[0]
+    for g in range(kinds.size - 1, -1, -1):
+        kind = kinds[g]
+        if kind == K_CHAN:
+            s -= 1
+            psi[:] = snaps[s]
+            apply_op(lam, kind, ints[g], mats[g], 0.0, True)
+            continue
+        phi = _angle(g, pidx, scale, offset, theta)
+        if pidx[g] >= 0:
+            d = generator_inner(lam, psi, kind, ints[g]).real
+            grad[pidx[g]] += scale[g] * d
+        apply_op(psi, kind, ints[g], mats[g], phi, True)
+        apply_op(lam, kind, ints[g], mats[g], phi, True)
 
 
 @njit(cache=True)

@@ -14,6 +14,7 @@ import numpy as np
 from diffsci.devices import check_device
 
 from ._model import Circuit, Hamiltonian, compile_observable
+from ._noise import MAX_DENSITY_QUBITS, observable_vectors
 from ._ops import Static, forward_states, pauli_p, shift_expval_p, state_p
 
 METHODS = ("adjoint", "parameter-shift")
@@ -65,6 +66,52 @@ def _check_obs(circuit: Circuit, observable, what: str):
     return obs, single
 
 
+def _pure(circuit: Circuit, what: str, instead: str):
+    if circuit.noisy:
+        raise ValueError(f"{what}: the circuit has noise channels, so it runs as a density "
+                         f"matrix; {instead}.")
+
+
+def _vec_rho(circuit: Circuit, theta, device: str, what: str):
+    """vec(ρ(θ)) of shape (..., 4**n), differentiable (state_p on the 2n-qubit program)."""
+    if circuit.n_qubits > MAX_DENSITY_QUBITS:
+        raise ValueError(f"{what}: density-matrix simulation is for at most {MAX_DENSITY_QUBITS} "
+                         f"qubits (a vector of 4**n amplitudes); the circuit has "
+                         f"{circuit.n_qubits}.")
+    if check_device(device) != "cpu":
+        raise ValueError(f"{what}: density-matrix simulation runs on device='cpu' only; got "
+                         f"{device!r}.")
+    return state_p(theta, Static(circuit.mixed_program))
+
+
+def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
+    """The density matrix ρ(θ) of a circuit with noise channels (or ψψ† of a pure one).
+
+    Simulated as the vector vec(ρ) of a 2n-qubit register (``quantum._noise``), so its gradients
+    come from the adjoint sweep with a snapshot per channel (``DERIVATIONS.md`` eq. N1–N3).
+
+    Args:
+        circuit: the circuit, at most ``MAX_DENSITY_QUBITS`` qubits.
+        theta: parameters, shape (P,) or (B, P).
+        device: ``"cpu"`` only.
+
+    Returns:
+        complex128 array of shape (2**n, 2**n) or (B, 2**n, 2**n), differentiable.
+
+    Raises:
+        ValueError: too many qubits, another device, theta's shape.
+
+    Example:
+        >>> density_matrix(Circuit(1).h(0).depolarizing(0, 0.75)).round(3)
+        array([[0.5+0.j, 0. +0.j],
+               [0. +0.j, 0.5+0.j]])
+    """
+    theta = _check_theta(circuit, theta, "density_matrix")
+    rho = _vec_rho(circuit, theta, device, "density_matrix")
+    d = 1 << circuit.n_qubits
+    return np.reshape(rho, np.shape(_value(rho))[:-1] + (d, d))
+
+
 def state(circuit: Circuit, theta=None, *, device: str = "cpu"):
     """The state vector ``U(θ)|0…0⟩``, differentiable with complex AD.
 
@@ -83,6 +130,7 @@ def state(circuit: Circuit, theta=None, *, device: str = "cpu"):
         array([0.707+0.j, 0.707+0.j])
     """
     theta = _check_theta(circuit, theta, "state")
+    _pure(circuit, "state", "use density_matrix(circuit, theta)")
     return state_p(theta, Static(circuit.program, device=check_device(device)))
 
 
@@ -115,6 +163,13 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
     obs, single = _check_obs(circuit, observable, "expval")
     if method not in METHODS:
         raise ValueError(f"expval: method must be one of {METHODS}; got {method!r}.")
+    if circuit.noisy:  # tr(H_m ρ) = Re⟨h_m, vec ρ⟩ (eq. N2), composed with diffsci ops
+        if method != "adjoint":
+            raise ValueError("expval: noisy circuits support method='adjoint' only (parameter "
+                             "shift applies to unitary gates).")
+        rho = _vec_rho(circuit, theta, device, "expval")
+        h = observable_vectors(obs, circuit.n_qubits)
+        return _squeeze(np.real(rho @ np.conj(h).T), single)
     static = Static(circuit.program, obs, check_device(device))
     if method == "adjoint":
         out = pauli_p(state_p(theta, static), static)
@@ -141,6 +196,7 @@ def var(circuit: Circuit, theta, observable, *, device: str = "cpu"):
         Shaped as :func:`expval`'s result.
     """
     theta = _check_theta(circuit, theta, "var")
+    _pure(circuit, "var", "var supports pure-state circuits only")
     obs, single = _check_obs(circuit, observable, "var")
     device = check_device(device)
     psi = state_p(theta, Static(circuit.program, device=device))
@@ -173,9 +229,13 @@ def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu"):
     """
     theta = _check_theta(circuit, theta, "probs")
     wires = _check_wires(circuit, wires, "probs")
-    psi = state_p(theta, Static(circuit.program, device=check_device(device)))
-    p = np.real(psi) ** 2 + np.imag(psi) ** 2
     n = circuit.n_qubits
+    if circuit.noisy:  # the diagonal of ρ
+        rho = _vec_rho(circuit, theta, device, "probs")
+        p = np.real(rho[..., :: (1 << n) + 1])
+    else:
+        psi = state_p(theta, Static(circuit.program, device=check_device(device)))
+        p = np.real(psi) ** 2 + np.imag(psi) ** 2
     batch = np.shape(_value(p))[:-1]
     if wires == tuple(range(n)):
         return p
@@ -227,4 +287,5 @@ def counts(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=
     return {"".join(str(int(b)) for b in key): int(c) for key, c in zip(keys, num)}
 
 
-__all__ = ["METHODS", "counts", "expval", "forward_states", "probs", "sample", "state", "var"]
+__all__ = ["METHODS", "counts", "density_matrix", "expval", "forward_states", "probs", "sample",
+           "state", "var"]

@@ -19,8 +19,9 @@ from numbers import Real
 
 import numpy as np
 
-from ._gates import GATES, pauli_masks
-from ._kernels import K_MAT1, K_MAT2, K_PHASE
+from ._gates import GATES, Elementary, pauli_masks
+from ._kernels import K_CHAN, K_MAT1, K_MAT2, K_PHASE
+from ._noise import CHANNELS, KRAUS, check_kraus, check_strength, compile_mixed, superop
 
 #: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
 MAX_QUBITS = 30
@@ -381,6 +382,63 @@ class Circuit:
         """An arbitrary 1- or 2-qubit unitary (checked: max |U†U - I| <= UNITARY_ATOL)."""
         return self.append("QubitUnitary", wires, (), controls=controls, matrix=matrix)
 
+    # ------------------------------------------------------------------ noise channels
+    def channel(self, name: str, wire, strength=None, *, kraus=None):
+        """Append the noise channel ``name`` (a key of ``quantum._noise.CHANNELS`` or "Kraus").
+
+        A circuit with a channel is simulated as a density matrix (``expval``, ``probs``,
+        ``density_matrix``; at most ``MAX_DENSITY_QUBITS`` qubits); channel strengths are fixed.
+
+        Raises:
+            ValueError: unknown channel, strength outside [0, 1], Kraus operators that are not
+                2×2 or not trace preserving (``max |Σ K†K - I| > CPTP_ATOL``).
+        """
+        what = f"Circuit.{name}"
+        if name == KRAUS:
+            ks, angles = check_kraus(what, kraus), ()
+        elif name in CHANNELS:
+            p = check_strength(what, strength)
+            ks, angles = CHANNELS[name](p), (p,)
+        else:
+            raise ValueError(f"Circuit.channel: unknown channel {name!r}; known: "
+                             f"{', '.join(CHANNELS)}, {KRAUS}.")
+        wires = _check_wires(what, (wire,) if isinstance(wire, int | np.integer) else wire,
+                             self.n_qubits)
+        if len(wires) != 1:
+            raise ValueError(f"{what}: channels act on one wire; got wires {wires}.")
+        self._ops.append(Operation(name, wires, (), angles, None, superop(ks)))
+        self._program = None
+        return self
+
+    def bit_flip(self, wire, p):
+        """Bit flip: X with probability p."""
+        return self.channel("BitFlip", wire, p)
+
+    def phase_flip(self, wire, p):
+        """Phase flip: Z with probability p."""
+        return self.channel("PhaseFlip", wire, p)
+
+    def depolarizing(self, wire, p):
+        """Depolarising: X, Y, Z each with probability p/3 (p = 3/4: fully mixed)."""
+        return self.channel("Depolarizing", wire, p)
+
+    def amplitude_damping(self, wire, gamma):
+        """Amplitude damping: |1⟩ decays to |0⟩ with probability gamma (T1)."""
+        return self.channel("AmplitudeDamping", wire, gamma)
+
+    def phase_damping(self, wire, gamma):
+        """Phase damping: coherences scaled by √(1 - gamma) (T2)."""
+        return self.channel("PhaseDamping", wire, gamma)
+
+    def kraus(self, wire, operators):
+        """A general one-wire channel ρ -> Σ_k K_k ρ K_k† (checked CPTP)."""
+        return self.channel(KRAUS, wire, kraus=operators)
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the circuit has a noise channel (and so runs as a density matrix)."""
+        return any(op.name in CHANNELS or op.name == KRAUS for op in self._ops)
+
     # ------------------------------------------------------------------ compiled form, drawing
     @property
     def program(self) -> Program:
@@ -388,6 +446,14 @@ class Circuit:
         if self._program is None or self._program.n_params != self._n_params:
             self._program = compile_program(self)
         return self._program
+
+    @property
+    def mixed_program(self) -> Program:
+        """The 2n-qubit program evolving vec(ρ) (``quantum._noise.compile_mixed``), cached."""
+        program = self.program
+        if getattr(self, "_mixed", (None,))[0] is not program:
+            self._mixed = (program, compile_mixed(program))
+        return self._mixed[1]
 
     def __len__(self) -> int:
         return len(self._ops)
@@ -463,10 +529,13 @@ def compile_program(circuit: Circuit) -> Program:
     n = circuit.n_qubits
     kinds, ints, mats, pidx, scale, offset = [], [], [], [], [], []
     for op in circuit.ops:
-        spec = GATES[op.name]
         bits = tuple(n - 1 - w for w in op.wires)
         cmask = sum(1 << (n - 1 - c) for c in op.controls)
-        for e in spec.build(bits, op.paulis):
+        if op.name in GATES:
+            elementary = GATES[op.name].build(bits, op.paulis)
+        else:  # a channel: its superoperator, run by the density-matrix program only
+            elementary = [Elementary(K_CHAN, bits, matrix=op.matrix)]
+        for e in elementary:
             m = np.zeros((4, 4), np.complex128)
             mat = op.matrix if e.kind in (K_MAT1, K_MAT2) and e.matrix is None else e.matrix
             if mat is not None:
@@ -476,7 +545,7 @@ def compile_program(circuit: Circuit) -> Program:
             kinds.append(e.kind)
             ints.append((e.bits[0], b1, mask, e.xmask, e.zmask, e.ny))
             mats.append(m)
-            a = None if e.angle is None else op.angles[e.angle]
+            a = None if e.angle is None else op.angles[e.angle]  # channels: angle None
             if isinstance(a, Param):
                 pidx.append(a.index)
                 scale.append(a.scale)

@@ -69,7 +69,14 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     grad = np.zeros(theta.shape, np.float64)
     p = np.array(psi, np.complex128, copy=True)
     lam = np.array(psibar, np.complex128, copy=True)
-    if theta.ndim == 1:
+    n_chan = int(np.count_nonzero(program.kinds == K.K_CHAN))
+    if n_chan:  # density-matrix program: replay the forward pass saving a state per channel
+        for b in np.ndindex(theta.shape[:-1]):
+            snaps = np.empty((n_chan, psi.shape[-1]), np.complex128)
+            rec = _zero_states(program.n_qubits, ())
+            K.run_forward_record(rec, *program.arrays, theta[b], snaps)
+            K.adjoint_sweep_mixed(p[b], lam[b], *program.arrays, theta[b], grad[b], snaps)
+    elif theta.ndim == 1:
         K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
     else:
         K.adjoint_sweep_batch(p, lam, *program.arrays, theta, grad)

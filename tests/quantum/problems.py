@@ -134,3 +134,46 @@ def random_state(n, rng):
 def random_unitary(d, rng):
     q, r = np.linalg.qr(rng.standard_normal((d, d)) + 1j * rng.standard_normal((d, d)))
     return q * (np.diag(r) / np.abs(np.diag(r)))
+
+
+#: Kraus operators from their definitions (Nielsen & Chuang §8.3), strength p or γ.
+KRAUS = {
+    "BitFlip": lambda p: [np.sqrt(1 - p) * I2, np.sqrt(p) * X],
+    "PhaseFlip": lambda p: [np.sqrt(1 - p) * I2, np.sqrt(p) * Z],
+    "Depolarizing": lambda p: [np.sqrt(1 - p) * I2, np.sqrt(p / 3) * X, np.sqrt(p / 3) * Y,
+                               np.sqrt(p / 3) * Z],
+    "AmplitudeDamping": lambda g: [np.diag([1, np.sqrt(1 - g)]),
+                                   np.sqrt(g) * np.array([[0, 1], [0, 0]])],
+    "PhaseDamping": lambda g: [np.diag([1, np.sqrt(1 - g)]), np.sqrt(g) * np.diag([0, 1])],
+}
+
+
+def op_matrix(op, theta, n):
+    """The full 2**n × 2**n matrix of a circuit's gate at parameters theta."""
+    from quantum import GATES, Param
+
+    ang = [theta[a.index] * a.scale if isinstance(a, Param) else a for a in op.angles]
+    nc = GATES[op.name].base_controls
+    targets = op.controls[:nc] + op.wires
+    u = op.matrix if op.name == "QubitUnitary" else gate_matrix(op.name, ang, op.paulis,
+                                                                len(op.wires))
+    return embed(u, targets, n, controls=op.controls[nc:])
+
+
+def dense_density(circuit, theta, kraus=None):
+    """ρ(θ) by dense Kraus sums: U ρ U† per gate, Σ_k K_k ρ K_k† per channel.
+
+    ``kraus`` maps the index of a ``Kraus`` operation to its operators (user channels).
+    """
+    n = circuit.n_qubits
+    rho = np.zeros((2**n, 2**n), complex)
+    rho[0, 0] = 1.0
+    for i, op in enumerate(circuit.ops):
+        if op.name in KRAUS or op.name == "Kraus":
+            ks = kraus[i] if op.name == "Kraus" else KRAUS[op.name](op.angles[0])
+            ks = [embed(np.asarray(k, complex), op.wires, n) for k in ks]
+            rho = sum(k @ rho @ k.conj().T for k in ks)
+        else:
+            u = op_matrix(op, theta, n)
+            rho = u @ rho @ u.conj().T
+    return rho
