@@ -13,12 +13,25 @@ rules are in ``finance/DERIVATIONS.md``.
 """
 
 from ._analytic import bachelier_price, black76_price, bsm_price, digital_price
+from ._bonds import bond_price, cashflows, treasury_frequency
+from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._greeks import GREEKS, greeks
 from ._implied_vol import implied_vol
+from ._model import ForwardCurve, Frequency, HestonParams
 
 __all__ = [
     "GREEKS",
+    "PAPER_MATURITIES",
+    "PAPER_PAR_RATES",
+    "ForwardCurve",
+    "Frequency",
+    "HestonParams",
     "bachelier_price",
+    "bond_price",
+    "bootstrap",
+    "cashflows",
+    "key_rate_durations",
+    "treasury_frequency",
     "black76_price",
     "bsm_price",
     "digital_price",

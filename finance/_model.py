@@ -1,0 +1,107 @@
+"""Frozen dataclasses and enums describing finance problems (pytrees for diffsci).
+
+* :class:`Frequency` — how a bond pays its coupons.
+* :class:`ForwardCurve` — a piecewise-constant instantaneous-forward yield curve; its
+  ``forwards`` are the differentiable leaves, its pillar ``times`` are static.
+* :class:`HestonParams` — the five Heston parameters, one differentiable leaf each.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import check_real, plain
+
+__all__ = ["ForwardCurve", "Frequency", "HestonParams"]
+
+
+class Frequency(enum.IntEnum):
+    """Coupons per year; ``AT_MATURITY`` is one payment of principal plus simple interest."""
+
+    AT_MATURITY = 0
+    ANNUAL = 1
+    SEMIANNUAL = 2
+    QUARTERLY = 4
+
+
+@dataclass(frozen=True)
+class ForwardCurve:
+    """Piecewise-constant forward rates: ``f(t) = forwards[i]`` on ``(times[i−1], times[i]]``.
+
+    ``times[-1]`` onward the last forward extends flat; ``times[-1]`` is the last pillar. The
+    discount factor is ``D(t) = exp(−∫₀ᵗ f)`` (continuous compounding).
+
+    Attributes:
+        times: increasing pillar times > 0 (years), static (not differentiated).
+        forwards: one forward per pillar interval (differentiable).
+
+    Example:
+        >>> c = ForwardCurve(times=np.array([1.0, 2.0]), forwards=np.array([0.02, 0.03]))
+        >>> round(float(c.discount(2.0)), 6)
+        0.951229
+    """
+
+    times: np.ndarray = field(metadata={"static": True})
+    forwards: np.ndarray
+
+    def __post_init__(self):
+        t = np.asarray(self.times, dtype=np.float64)
+        if t.ndim != 1 or t.size == 0 or not (np.all(t > 0) and np.all(np.diff(t) > 0)):
+            raise ValueError(f"ForwardCurve: times must be increasing and > 0, got {t}")
+        if np.shape(plain(self.forwards)) != t.shape:
+            raise ValueError(f"ForwardCurve: forwards must have shape {t.shape} (one per pillar), "
+                             f"got {np.shape(plain(self.forwards))}")
+        check_real("ForwardCurve", "forwards", self.forwards)
+        object.__setattr__(self, "times", t)
+
+    def overlap(self, t):
+        """The plain matrix ``W[k, i] = |(0, t_k] ∩ (times[i−1], times[i]]|`` (last one open)."""
+        t = np.atleast_1d(np.asarray(t, dtype=np.float64))
+        left = np.concatenate([[0.0], self.times[:-1]])
+        right = np.concatenate([self.times[:-1], [np.inf]])
+        return np.clip(np.minimum(t[:, None], right) - left, 0.0, None)
+
+    def discount(self, t):
+        """Discount factors ``D(t)`` for times ``t ≥ 0`` (shape of ``t``)."""
+        shape = np.shape(t)
+        return np.reshape(np.exp(-(self.overlap(t) @ self.forwards)), shape)
+
+    def zero_rate(self, t):
+        """Continuously compounded zero rates ``−ln D(t)/t`` for ``t > 0``."""
+        t = np.asarray(t, dtype=np.float64)
+        return np.reshape(self.overlap(t) @ self.forwards, t.shape) / t
+
+    def forward(self, t):
+        """The instantaneous forward ``f(t)`` (at a pillar, ``f(times[i]) = forwards[i]``)."""
+        t = np.asarray(t, dtype=np.float64)
+        i = np.minimum(np.searchsorted(self.times, t, side="left"), self.times.size - 1)
+        return self.forwards[i]
+
+
+@dataclass(frozen=True)
+class HestonParams:
+    """Heston (1993) parameters: ``dv = κ(θ − v)dt + σ√v dW₂``, ``d⟨W₁, W₂⟩ = ρ dt``, ``v(0) = v0``.
+
+    Attributes:
+        kappa: mean-reversion speed κ > 0.
+        theta: long-run variance θ > 0.
+        sigma: vol of variance σ > 0.
+        rho: correlation ρ ∈ (−1, 1).
+        v0: initial variance > 0.
+    """
+
+    kappa: float
+    theta: float
+    sigma: float
+    rho: float
+    v0: float
+
+    def __post_init__(self):
+        for name in ("kappa", "theta", "sigma", "v0"):
+            check_real("HestonParams", name, getattr(self, name), low=0.0)
+        check_real("HestonParams", "rho", self.rho, low=-1.0, high=1.0)
+        if abs(float(plain(self.rho))) == 1.0:
+            raise ValueError(f"HestonParams: rho must be in (-1, 1), got {float(plain(self.rho))}")
