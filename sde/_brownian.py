@@ -166,6 +166,7 @@ class BrownianInterval(AbstractBrownian):
         self.dtype = np.dtype(dtype)
         self._n = 1 << depth
         self._leaf = span / self._n
+        self._snap = min(0.5, _TIME_RTOL * self._n)  # the time tolerance, in leaves
         self._size = int(np.prod(self.shape))
         self._max_entries = max(256, int(cache_bytes) // (8 * self._size))
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
@@ -207,10 +208,13 @@ class BrownianInterval(AbstractBrownian):
 
     def _point(self, t):
         x = (t - self.t0) / self._leaf
-        j = min(int(math.floor(x)), self._n)
-        frac = x - j
-        if frac <= 0.0:
+        j = min(int(round(x)), self._n)
+        if abs(x - j) <= self._snap:
+            # On a dyadic point up to round-off (the times of a uniform grid rarely land exactly:
+            # without the snap, each such query walks to the finest depth and bridges).
             return self._dyadic(j).reshape(self.shape)
+        j = min(int(math.floor(x)), self._n - 1)
+        frac = x - j
         wa, wb = self._dyadic(j), self._dyadic(j + 1)
         std = math.sqrt(self._leaf * frac * (1.0 - frac))
         out = _kernels.bridge(wa, wb, frac, std, _time_key(self.seed, t), np.empty(self._size))

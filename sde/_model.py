@@ -134,6 +134,13 @@ class SDE:
             return g * dW
         return np.sum(g * dW[:, None, :], axis=-1)
 
+    def g_prod_transpose(self, a, dW):
+        """The cotangent of ``g`` in ``g_prod(g, dW)`` for the output cotangent ``a`` (linear in g:
+        ``ḡ = a ⊙ dW``, or ``ḡ = a ⊗ dW`` per path for additive and general noise)."""
+        if self.noise in (Noise.DIAGONAL, Noise.SCALAR):
+            return a * dW
+        return a[:, :, None] * dW[:, None, :]
+
     def brownian_dim(self, d: int, g_shape: tuple[int, ...]) -> int:
         """The Brownian dimension m for state dimension d and diffusion shape ``g_shape``."""
         if self.noise is Noise.DIAGONAL:

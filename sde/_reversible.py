@@ -2,8 +2,10 @@
 
 The forward pass keeps only the save-time outputs and the final solver state. The backward pass
 walks the steps in reverse: it reconstructs the state at ``t_k`` from the state at ``t_{k+1}``
-in closed form (:meth:`ReversibleHeun.unstep`) and takes the vector–Jacobian product of that one
-step with :func:`diffsci.pullback`. Because the reconstruction inverts the forward step exactly
+in closed form (the algebra of :meth:`ReversibleHeun.unstep`), evaluating ``f`` and ``g`` at the
+reconstructed ``z_k`` under :func:`diffsci.pullback`, and applies the step's adjoint in closed form
+(DERIVATIONS (R7)): one traced evaluation of f and g per backward step, whose VJP serves the next
+step down. Because the reconstruction inverts the forward step exactly
 (up to floating-point round-off), the gradient equals backpropagation through the same solve.
 Derivation: ``sde/DERIVATIONS.md`` §1.
 
@@ -23,21 +25,9 @@ from ._sdeint import check_finite
 __all__ = ["reversible_solve"]
 
 
-def _add(a, b):
-    return ds.tree_map(lambda x, y: x + y, a, b)
-
-
 def reversible_solve(sde, solver, grid: Grid):
     """A ``custom_vjp`` function ``(y0, params) -> ys`` for reversible Heun on ``grid``."""
     times = grid.times
-
-    def step_fn(k, dW):
-        t, dt = times[k], times[k + 1] - times[k]
-
-        def f(y, state, params):
-            return solver.step(sde, t, dt, y, state, params, dW)
-
-        return f
 
     def forward(y0, params):
         state = solver.init(sde, times[0], y0, params)
@@ -45,7 +35,7 @@ def reversible_solve(sde, solver, grid: Grid):
         ys = [y0]
         for k in range(grid.n_steps):
             dW, _ = grid.noise(k)
-            y, state = step_fn(k, dW)(y, state, params)
+            y, state = solver.step(sde, times[k], times[k + 1] - times[k], y, state, params, dW)
             check_finite(y, times[k + 1])
             if k + 1 in save_set:
                 ys.append(y)
@@ -61,24 +51,50 @@ def reversible_solve(sde, solver, grid: Grid):
         ys, last = forward(y0, params)
         return ys, (y0, params, last)
 
+    def fg(t, treedef):
+        """(f, g) at time t as a function of z and the parameters' leaves (flattened once per
+        backward pass: flattening the parameter pytree at every step costs more than the step's
+        arithmetic for small networks)."""
+
+        def F(z, *leaves):
+            params = ds.tree_unflatten(treedef, leaves)
+            return sde.f(t, z, params), sde.g(t, z, params)
+
+        return F
+
     def bwd(res, gys):
-        y0, params, (y, state) = res
+        y0, params, (y, (z, fz, gz)) = res
+        leaves, treedef = ds.tree_flatten(params)
+        n = grid.n_steps
         a_y = gys[-1]
-        a_state = tuple(np.zeros_like(s) for s in state)
-        a_p = ds.tree_map(np.zeros_like, params)
-        for k in range(grid.n_steps - 1, -1, -1):
+        a_z, a_f, a_g = np.zeros_like(z), np.zeros_like(fz), np.zeros_like(gz)
+        a_p = [np.zeros_like(np.asarray(v, dtype=float)) for v in leaves]
+        _, back_f = ds.pullback(fg(times[n], treedef), z, *leaves)  # (R2)'s VJP at z_N
+        for k in range(n - 1, -1, -1):
             dW, _ = grid.noise(k)
             t, dt = times[k], times[k + 1] - times[k]
-            y, state = solver.unstep(sde, t, dt, y, state, params, dW)
-            _, back = ds.pullback(step_fn(k, dW), y, state, params)
-            a_y, a_state, gp = back((a_y, a_state))
-            a_p = _add(a_p, gp)
+            # Reconstruct s_k (R4)-(R5); (f_k, g_k) with its pullback, reused by step k - 1.
+            gdw1 = sde.g_prod(gz, dW)
+            z_k = 2.0 * y - z - fz * dt - gdw1
+            (f_k, g_k), back_k = ds.pullback(fg(t, treedef), z_k, *leaves)
+            y_k = y - 0.5 * ((f_k + fz) * dt + sde.g_prod(g_k, dW) + gdw1)
+            # The adjoint of step k (R7): s̄_{k+1} -> s̄_k and θ̄.
+            gt_y = sde.g_prod_transpose(a_y, dW)
+            z1_bar, *gp = back_f((a_f + (0.5 * dt) * a_y, a_g + 0.5 * gt_y))
+            z1_bar = a_z + z1_bar
+            a_p = [u + v for u, v in zip(a_p, gp)]
+            a_f = (0.5 * dt) * a_y + dt * z1_bar
+            a_g = 0.5 * gt_y + sde.g_prod_transpose(z1_bar, dW)
+            a_y = a_y + 2.0 * z1_bar
+            a_z = -z1_bar
             if k in save_set and k > 0:
                 a_y = a_y + gys[save_set[k]]
-        a_y = a_y + gys[0]
-        _, back = ds.pullback(lambda y_, p_: solver.init(sde, times[0], y_, p_), y0, params)
-        g0, gp = back(a_state)
-        return a_y + g0, _add(a_p, gp)
+            y, z, fz, gz, back_f = y_k, z_k, f_k, g_k, back_k
+        # The initial map I: s_0 = (y0, y0, f(y0), g(y0)); back_f is the VJP at z_0 (= y0 up to
+        # round-off).
+        g0, *gp = back_f((a_f, a_g))
+        a_p = [u + v for u, v in zip(a_p, gp)]
+        return a_y + gys[0] + a_z + g0, ds.tree_unflatten(treedef, a_p)
 
     solve.defvjp(fwd, bwd)
     return solve
