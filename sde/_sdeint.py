@@ -10,6 +10,7 @@ import numpy as np
 import diffsci as ds
 from diffsci.extend import getval
 
+from ._adaptive import select_grid
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
 from ._grid import Grid, make_grid
 from ._model import SDE, Adjoint, Calculus, Noise, as_enum
@@ -78,6 +79,33 @@ def _check_outputs(sde, y0, params, t0):
     return sde.brownian_dim(d, g.shape)
 
 
+def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, max_steps):
+    """Validate the adaptive options; return the Brownian interval to step on."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
+            raise ValueError(f"sdeint: {name} must be a number >= 0, got {v!r}")
+    if not rtol + atol > 0:
+        raise ValueError("sdeint: adaptive stepping needs rtol + atol > 0, got both 0")
+    if dt_min is not None and not (isinstance(dt_min, numbers.Real) and dt_min > 0):
+        raise ValueError(f"sdeint: dt_min must be a number > 0, got {dt_min!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) \
+            or max_steps < 1:
+        raise ValueError(f"sdeint: max_steps must be an int >= 1, got {max_steps!r}")
+    if solver.needs_levy_area:
+        raise ValueError(
+            f"sdeint: adaptive=True does not support method {solver.method.value!r} (it needs "
+            f"Lévy areas on a fixed grid); use a fixed dt, or heun/euler_heun/milstein/euler"
+        )
+    if brownian is None:
+        return BrownianInterval(float(ts[0]), float(ts[-1]), (batch, m), seed=seed)
+    if not isinstance(brownian, BrownianInterval):
+        raise ValueError(
+            f"sdeint: adaptive=True needs brownian to be a BrownianInterval (rejected steps "
+            f"re-query sub-intervals of the same path), got {type(brownian).__name__}"
+        )
+    return brownian
+
+
 def _make_brownian(times, batch, m, seed, levy):
     """The default noise: a stored path when Lévy area is needed, else a Brownian interval
     whose span is stretched so that a uniform step grid lands on its dyadic points."""
@@ -96,7 +124,8 @@ def _make_brownian(times, batch, m, seed, levy):
 
 def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0,
            brownian: AbstractBrownian | None = None, adjoint=Adjoint.BACKPROP,
-           snapshots: int = 8):
+           snapshots: int = 8, adaptive: bool = False, rtol: float = 1e-3,
+           atol: float = 1e-6, dt_min: float | None = None, max_steps: int = 100_000):
     """Solve ``sde`` from ``y0`` at ``ts[0]`` and return the solution at every time in ``ts``.
 
     Args:
@@ -111,12 +140,20 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             for ``adjoint="reversible"``, SRA1 for additive noise, else Euler (Itô) or Heun
             (Stratonovich).
         dt: the largest step; each save interval gets uniform steps of at most dt. Default: the
-            smallest save spacing.
+            smallest save spacing. With ``adaptive=True``: the first step tried.
         seed: the seed of the Brownian motion made when ``brownian`` is not given.
         brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts``.
         adjoint: an :class:`Adjoint` (or its string): ``"backprop"``, ``"checkpoint"``,
             ``"reversible"``, ``"stochastic"``.
         snapshots: the snapshots per save interval with ``adjoint="checkpoint"``.
+        adaptive: choose the steps by step doubling with error control (``sde._adaptive``):
+            rejected steps re-query the same Brownian path, so ``brownian`` must be a
+            :class:`BrownianInterval` (the default one is made when not given). Any one-step
+            solver without Lévy area; any adjoint (the accepted grid is then solved and
+            differentiated as a fixed grid).
+        rtol, atol: the adaptive tolerances (relative, absolute; both > 0 in sum).
+        dt_min: the smallest adaptive step before giving up (default ``(ts[-1] − ts[0])·1e-10``).
+        max_steps: the most adaptive steps attempted.
 
     Returns:
         ``ys`` of shape ``(len(ts), batch, d)`` (``(len(ts), d)`` for a 1-D y0).
@@ -125,6 +162,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         ValueError: bad ts, dt, y0 shape, drift/diffusion output shape (both shapes named),
             Brownian shape or span, or a solver that does not support the SDE's noise/calculus.
         FloatingPointError: the state became non-finite (names the time and the path).
+        RuntimeError: adaptive stepping fell below ``dt_min`` or exceeded ``max_steps``.
 
     Example:
         >>> ou = SDE(lambda t, y, p: p * (1.0 - y), lambda t, y, p: 0.3 + 0 * y)
@@ -161,11 +199,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     solver = _resolve_solver(method, sde, adjoint)
     t0 = float(ts[0])
     m = _check_outputs(sde, _plain(y0), _plain(params), t0)
-    times, save = make_grid(ts, float(dt))
     batch = np.shape(getval(y0))[0]
-    if brownian is None:
-        brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area)
-    else:
+    if brownian is not None:
         if not isinstance(brownian, AbstractBrownian):
             raise TypeError(
                 f"sdeint: brownian must be a BrownianPath or BrownianInterval, got "
@@ -183,6 +218,17 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             )
         if solver.needs_levy_area and not brownian.has_levy_area:
             brownian.levy_area(ts[0], ts[-1])  # raises the explanatory error
+    if adaptive:
+        brownian = _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min,
+                                   max_steps)
+        dt_min = (ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min)
+        times, save, _, _ = select_grid(sde, solver, ts, _plain(y0), _plain(params), brownian,
+                                        dt0=float(dt), rtol=float(rtol), atol=float(atol),
+                                        dt_min=dt_min, max_steps=int(max_steps))
+    else:
+        times, save = make_grid(ts, float(dt))
+        if brownian is None:
+            brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area)
     grid = Grid(times, save, brownian, solver.needs_levy_area)
     if adjoint is Adjoint.BACKPROP:
         ys = solve(sde, solver, grid, y0, params)
