@@ -31,6 +31,7 @@ from ._model import (
     tfim,
 )
 from ._noise import CHANNELS, MAX_DENSITY_QUBITS
+from ._qasm import from_qasm, to_qasm
 from ._templates import hardware_efficient, qaoa, strongly_entangling
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "counts",
     "density_matrix",
     "expval",
+    "from_qasm",
     "hardware_efficient",
     "heisenberg",
     "maxcut",
@@ -60,5 +62,6 @@ __all__ = [
     "state",
     "strongly_entangling",
     "tfim",
+    "to_qasm",
     "var",
 ]
