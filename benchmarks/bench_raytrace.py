@@ -1,7 +1,7 @@
 """raytrace: render time vs adjoint time vs resolution (the paper asks AD ≤ ≈5× a render).
 
 Scene: three spheres (two reflective), a mirror floor plane, a triangle-mesh height field
-(``--mesh`` triangles, 512 by default), a point light and a directional light; Whitted tracing
+(``--mesh`` triangles, 10⁴ by default), a point light and a directional light; Whitted tracing
 with hard shadows and 2 mirror bounces, one ray per pixel. For each resolution the table gives the
 median wall time of
 
@@ -11,11 +11,14 @@ median wall time of
 * adjoint + edges: the same with ``edges=True`` (Li et al. 2018 edge sampling of primary
   silhouettes, 4 samples per pixel of edge length);
 
-and primary rays per second of the render. Numba threads: all cores unless NUMBA_NUM_THREADS is set.
-No BVH yet: every ray tests every triangle, so large meshes are slow (issue 6 asks for 10⁴).
+and primary rays per second of the render. A last table renders a ≈10⁵-triangle UV sphere
+(``--big`` triangles) over the same floor at 256×256: BVH build time, render time (build
+included), and the adjoint. Triangles are found through a BVH (``raytrace/_kernels.py``,
+``build_bvh``), rebuilt on every render since vertices may change between renders.
+Numba threads: all cores unless NUMBA_NUM_THREADS is set.
 
 Usage:
-    python benchmarks/bench_raytrace.py [--quick] [--repeats R] [--mesh TRIANGLES]
+    python benchmarks/bench_raytrace.py [--quick] [--repeats R] [--mesh TRIANGLES] [--big N]
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import numpy as np
 
 import diffsci as ds
 import raytrace as rt
+from raytrace import _kernels as K
+from raytrace._pack import pack
 
 
 def make_scene(size: int, mesh_triangles: int) -> rt.Scene:
@@ -55,6 +60,41 @@ def make_scene(size: int, mesh_triangles: int) -> rt.Scene:
     return rt.Scene(cam, shapes, lights, background=(0.1, 0.12, 0.2))
 
 
+def uv_sphere(n):
+    """A closed UV-sphere mesh with 4n(n − 1) triangles."""
+    th = np.linspace(0.0, np.pi, n + 1)[1:-1]
+    ph = np.linspace(0.0, 2.0 * np.pi, 2 * n, endpoint=False)
+    t, p = np.meshgrid(th, ph, indexing="ij")
+    v = np.column_stack([(np.sin(t) * np.cos(p)).ravel(), np.cos(t).ravel(),
+                         (np.sin(t) * np.sin(p)).ravel()])
+    v = np.vstack([v, [[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]])
+    m, rows = 2 * n, n - 1
+    idx = np.arange(rows * m).reshape(rows, m)
+    nxt = np.roll(idx, -1, axis=1)
+    a, b, c, d = idx[:-1].ravel(), nxt[:-1].ravel(), idx[1:].ravel(), nxt[1:].ravel()
+    faces = np.concatenate([
+        np.column_stack([a, c, b]), np.column_stack([b, c, d]),
+        np.column_stack([np.full(m, rows * m), idx[0], nxt[0]]),
+        np.column_stack([np.full(m, rows * m + 1), nxt[-1], idx[-1]]),
+    ])
+    return v, faces
+
+
+def big_mesh_scene(size: int, triangles: int) -> rt.Scene:
+    n = max(2, int(round((1 + np.sqrt(1 + triangles)) / 2)))
+    v, f = uv_sphere(n)
+    shapes = (
+        rt.Mesh(v + np.array([0.0, 0.0, 1.0]), f,
+                rt.Material(diffuse=(0.8, 0.3, 0.2), specular=(0.5,) * 3, reflection=0.3)),
+        rt.Sphere((1.6, -0.5, 0.2), 0.5, rt.Material(diffuse=(0.2, 0.3, 0.9), reflection=0.6)),
+        rt.Plane((0.0, -1.0, 0.0), (0.0, 1.0, 0.0),
+                 rt.Material(diffuse=(0.6,) * 3, reflection=0.2)),
+    )
+    lights = (rt.PointLight((3.0, 5.0, -4.0), 600.0),)
+    cam = rt.Camera(eye=(0.0, 1.0, -4.0), look_at=(0.0, 0.0, 1.0), width=size, height=size)
+    return rt.Scene(cam, shapes, lights, background=(0.1, 0.12, 0.2))
+
+
 def median_time(fn, repeats: int) -> float:
     fn()  # warm-up (compiles on the first call)
     times = []
@@ -69,7 +109,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small images, few repeats")
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--mesh", type=int, default=512, help="triangles in the height field")
+    parser.add_argument("--mesh", type=int, default=10_000, help="triangles in the height field")
+    parser.add_argument("--big", type=int, default=100_000, help="triangles in the big mesh")
     args = parser.parse_args(argv)
     sizes = (32, 64) if args.quick else (64, 128, 256)
     repeats = args.repeats or (3 if args.quick else 5)
@@ -90,6 +131,21 @@ def main(argv=None) -> None:
         print(f"{size:>4}x{size:<4} {1e3 * t_render:>10.2f} {size * size / t_render / 1e6:>8.3f} "
               f"{1e3 * t_adj:>11.2f} {t_adj / t_render:>6.2f} {1e3 * t_edge:>10.2f} "
               f"{t_edge / t_render:>6.2f}")
+    size = 64 if args.quick else 256
+    scene = big_mesh_scene(size, args.big)
+    p = pack(scene, bvh=False)
+    t_build = median_time(lambda: K.build_bvh(p.verts, p.tri), repeats)
+    t_render = median_time(lambda: rt.render(scene), repeats)
+    g = np.ones((size, size, 3))
+    _, back = ds.pullback(lambda s: rt.render(s), scene)
+    t_adj = median_time(lambda: back(g), repeats)
+    print()
+    header = (f"{'big mesh':>9} {'triangles':>10} {'BVH ms':>8} {'render ms':>10} {'Mrays/s':>8} "
+              f"{'adjoint ms':>11} {'ratio':>6}")
+    print(header)
+    print("-" * len(header))
+    print(f"{size:>4}x{size:<4} {len(p.tri):>10} {1e3 * t_build:>8.1f} {1e3 * t_render:>10.2f} "
+          f"{size * size / t_render / 1e6:>8.3f} {1e3 * t_adj:>11.2f} {t_adj / t_render:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from ._model import (
     Sphere,
     Triangle,
 )
+from ._obj import load_obj, save_obj
 from ._render import render, save_png, to_display
 
 __all__ = [
@@ -38,7 +39,9 @@ __all__ = [
     "Scene",
     "Sphere",
     "Triangle",
+    "load_obj",
     "render",
+    "save_obj",
     "save_png",
     "to_display",
 ]

@@ -3,8 +3,9 @@
 The device functions are the CPU kernels' own Python sources (``_kernels.py``: intersection,
 shading, Whitted loop, camera rays) recompiled with ``cuda.jit(device=True)`` in a private
 namespace where every helper name refers to its device version, so the two back ends cannot drift
-apart. ``render_cuda`` writes one colour per sample and averages per pixel on the host side of
-the copy. The gradient of a ``device="cuda"`` render runs the CPU adjoint kernel.
+apart (the stackless BVH traversal included). ``render_cuda`` writes one colour per sample and
+averages per pixel on the host side of the copy. The gradient of a ``device="cuda"`` render runs
+the CPU adjoint kernel.
 
 numba.cuda is imported lazily (``_cuda()``), so importing this module never fixes numba.cuda's
 mode; the kernel reaches it through the module global ``cuda``, which the CUDA simulator
@@ -33,8 +34,9 @@ _offsets_d = None
 
 #: The CPU kernels' helpers recompiled as device functions.
 _DEVICE_HELPERS = (
-    "_dot", "_add", "_sub", "_scale", "_mul", "_axpy", "_cross", "_row", "_intersect",
-    "_occluded", "_geometry", "_material_index", "_light_term", "_shade", "sample_offsets",
+    "_dot", "_add", "_sub", "_scale", "_mul", "_axpy", "_cross", "_row", "_triangle_t", "_slab",
+    "_box_hit", "_intersect_analytic", "_intersect", "_occluded", "_geometry", "_material_index",
+    "_light_term", "_shade", "sample_offsets",
     "_primary", "_trace",
 )
 
@@ -64,7 +66,7 @@ def _device():
 
 
 def _render_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                         verts, tri, tri_mat, mat, plights, dlights, out):
+                         verts, tri, tri_mat, mat, plights, dlights, bvh, order, out):
     idx = cuda.grid(1)
     ns = side * side
     if idx < out.shape[0]:
@@ -78,14 +80,14 @@ def _render_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_mat
         d = (u[0] * inv, u[1] * inv, u[2] * inv)
         eye = (cam[0, 0], cam[0, 1], cam[0, 2])
         col = _trace_d(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-                       plights, dlights)
+                       plights, dlights, bvh, order)
         out[idx, 0] = col[0]
         out[idx, 1] = col[1]
         out[idx, 2] = col[2]
 
 
 def render_samples_cuda(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                        verts, tri, tri_mat, mat, plights, dlights):
+                        verts, tri, tri_mat, mat, plights, dlights, bvh, order):
     """Launch one thread per sample on device (or host) tables: device array (H·W·side², 3)."""
     kernel = _device()
     c = _cuda()
@@ -94,7 +96,7 @@ def render_samples_cuda(width, height, side, depth, seed, cam, bg, sph, sph_mat,
     blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     kernel[blocks, THREADS_PER_BLOCK](width, height, side, depth, float(seed), cam, bg, sph,
                                       sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights,
-                                      dlights, out)
+                                      dlights, bvh, order, out)
     return out
 
 

@@ -36,7 +36,8 @@ def _inputs(rng: np.random.Generator, size: int):
                        np.array([0.0, 1.0, 0.0]), 50.0, size, size)
     return (size, size, 1, DEPTH, 0.0, cam, np.array([0.1, 0.1, 0.2]), sph,
             np.arange(ns), pln, np.array([ns]), np.zeros((0, 3)), np.zeros((0, 3), np.int64),
-            np.zeros(0, np.int64), mat, plights, np.zeros((0, 7)))
+            np.zeros(0, np.int64), mat, plights, np.zeros((0, 7)), np.zeros((0, K.BVH_COLS)),
+            np.zeros(0, np.int64))
 
 
 def _cpu(width, height, side, depth, seed, *tables):
@@ -73,7 +74,7 @@ def _hits(o, d, sph, pln, tmax):
 
 
 def _reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-               tri_mat, mat, plights, dlights):
+               tri_mat, mat, plights, dlights, bvh, order):
     j, i = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
     u = (cam[1] + (2 * j.reshape(-1, 1) / width - 1) * cam[2]
          + (1 - 2 * i.reshape(-1, 1) / height) * cam[3])

@@ -41,7 +41,9 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = [
+    "BVH_COLS",
     "MAT_COLS",
+    "build_bvh",
     "T_EPS",
     "render_adjoint_kernel",
     "render_kernel",
@@ -125,8 +127,58 @@ def _normalize_adj(u, nrm, gbar):
 # Intersection
 # ---------------------------------------------------------------------------
 @njit(cache=True)
-def _intersect(o, d, tmin, tmax, sph, pln, verts, tri):
-    """Closest hit of the ray o + t d (|d| = 1) with tmin < t < tmax: (t, kind, index)."""
+def _triangle_t(o, d, verts, tri, i):
+    """Möller–Trumbore: the ray parameter t of the hit with triangle i, or −1 (no hit)."""
+    v0 = _row(verts, tri[i, 0], 0)
+    e1 = _sub(_row(verts, tri[i, 1], 0), v0)
+    e2 = _sub(_row(verts, tri[i, 2], 0), v0)
+    p = _cross(d, e2)
+    det = _dot(e1, p)
+    if det == 0.0:
+        return -1.0
+    inv = 1.0 / det
+    s = _sub(o, v0)
+    u = _dot(s, p) * inv
+    if u < 0.0 or u > 1.0:
+        return -1.0
+    q = _cross(s, e1)
+    v = _dot(d, q) * inv
+    if v < 0.0 or u + v > 1.0:
+        return -1.0
+    return _dot(e2, q) * inv
+
+
+@njit(cache=True)
+def _slab(lo, hi, o, d, t0, t1):
+    """Clip [t0, t1] to the slab lo ≤ o + t d ≤ hi of one axis (t0 > t1: no overlap)."""
+    if d == 0.0:
+        if o < lo or o > hi:
+            return 1.0, 0.0
+        return t0, t1
+    inv = 1.0 / d
+    ta = (lo - o) * inv
+    tb = (hi - o) * inv
+    if ta > tb:
+        ta, tb = tb, ta
+    return max(t0, ta), min(t1, tb)
+
+
+@njit(cache=True)
+def _box_hit(bvh, nd, o, d, tmin, tmax):
+    """Does the ray segment tmin ≤ t ≤ tmax meet the box of BVH node ``nd``?"""
+    t0, t1 = _slab(bvh[nd, 0], bvh[nd, 3], o[0], d[0], tmin, tmax)
+    if t0 > t1:
+        return False
+    t0, t1 = _slab(bvh[nd, 1], bvh[nd, 4], o[1], d[1], t0, t1)
+    if t0 > t1:
+        return False
+    t0, t1 = _slab(bvh[nd, 2], bvh[nd, 5], o[2], d[2], t0, t1)
+    return t0 <= t1
+
+
+@njit(cache=True)
+def _intersect_analytic(o, d, tmin, tmax, sph, pln):
+    """Closest sphere or plane hit with tmin < t < tmax: (t, kind, index); t = tmax on a miss."""
     best = tmax
     kind = MISS
     idx = -1
@@ -152,36 +204,222 @@ def _intersect(o, d, tmin, tmax, sph, pln, verts, tri):
                 best = t
                 kind = PLANE
                 idx = i
-    for i in range(tri.shape[0]):
-        # Möller–Trumbore.
-        v0 = _row(verts, tri[i, 0], 0)
-        e1 = _sub(_row(verts, tri[i, 1], 0), v0)
-        e2 = _sub(_row(verts, tri[i, 2], 0), v0)
-        p = _cross(d, e2)
-        det = _dot(e1, p)
-        if det == 0.0:
-            continue
-        inv = 1.0 / det
-        s = _sub(o, v0)
-        u = _dot(s, p) * inv
-        if u < 0.0 or u > 1.0:
-            continue
-        q = _cross(s, e1)
-        v = _dot(d, q) * inv
-        if v < 0.0 or u + v > 1.0:
-            continue
-        t = _dot(e2, q) * inv
-        if tmin < t < best:
-            best = t
-            kind = TRIANGLE
-            idx = i
     return best, kind, idx
 
 
 @njit(cache=True)
-def _occluded(o, d, tmax, sph, pln, verts, tri):
-    t, kind, idx = _intersect(o, d, T_EPS, tmax, sph, pln, verts, tri)
-    return kind != MISS
+def _intersect(o, d, tmin, tmax, sph, pln, verts, tri, bvh, order):
+    """Closest hit of the ray o + t d (|d| = 1) with tmin < t < tmax: (t, kind, index).
+
+    Triangles are found through the BVH ``bvh``/``order`` (see :func:`build_bvh`) when it has
+    nodes, else by testing all of them. Ties in t go to the sphere/plane, then to the triangle
+    with the lowest index, so both ways return the same hit bit for bit.
+    """
+    best, kind, idx = _intersect_analytic(o, d, tmin, tmax, sph, pln)
+    nn = bvh.shape[0]
+    if nn == 0:
+        for i in range(tri.shape[0]):
+            t = _triangle_t(o, d, verts, tri, i)
+            if tmin < t < best:
+                best = t
+                kind = TRIANGLE
+                idx = i
+        return best, kind, idx
+    # Stackless traversal of the threaded BVH: nodes in depth-first order, column 6 = the node
+    # after this one's subtree (where to go on a box miss or after a leaf).
+    nd = 0
+    while nd < nn:
+        if _box_hit(bvh, nd, o, d, tmin, best):
+            cnt = int(bvh[nd, 8])
+            if cnt == 0:
+                nd += 1
+                continue
+            first = int(bvh[nd, 7])
+            for q in range(first, first + cnt):
+                i = order[q]
+                t = _triangle_t(o, d, verts, tri, i)
+                if tmin < t and (t < best or (t == best and kind == TRIANGLE and i < idx)):
+                    best = t
+                    kind = TRIANGLE
+                    idx = i
+        nd = int(bvh[nd, 6])
+    return best, kind, idx
+
+
+@njit(cache=True)
+def _occluded(o, d, tmax, sph, pln, verts, tri, bvh, order):
+    """Is anything hit at T_EPS < t < tmax (any hit; same verdict as :func:`_intersect`)?"""
+    t, kind, idx = _intersect_analytic(o, d, T_EPS, tmax, sph, pln)
+    if kind != MISS:
+        return True
+    if bvh.shape[0] == 0:
+        for i in range(tri.shape[0]):
+            t = _triangle_t(o, d, verts, tri, i)
+            if T_EPS < t < tmax:
+                return True
+        return False
+    nd = 0
+    nn = bvh.shape[0]
+    while nd < nn:
+        if _box_hit(bvh, nd, o, d, T_EPS, tmax):
+            cnt = int(bvh[nd, 8])
+            if cnt == 0:
+                nd += 1
+                continue
+            first = int(bvh[nd, 7])
+            for q in range(first, first + cnt):
+                t = _triangle_t(o, d, verts, tri, order[q])
+                if T_EPS < t < tmax:
+                    return True
+        nd = int(bvh[nd, 6])
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Bounding-volume hierarchy over the triangles (built on the host, once per render)
+# ---------------------------------------------------------------------------
+#: Scenes with fewer triangles than this skip the BVH (testing them all is as fast).
+BVH_MIN_TRIANGLES = 16
+#: Triangles per BVH leaf (at most).
+BVH_LEAF_SIZE = 4
+#: BVH node table columns: box lo xyz, box hi xyz, skip, first, count.
+BVH_COLS = 9
+
+
+@njit(cache=True)
+def _spread_bits(x):
+    """The 10 low bits of x spread to every third bit (for 30-bit Morton codes)."""
+    x &= 0x3FF
+    x = (x | (x << 16)) & 0x030000FF
+    x = (x | (x << 8)) & 0x0300F00F
+    x = (x | (x << 4)) & 0x030C30C3
+    x = (x | (x << 2)) & 0x09249249
+    return x
+
+
+@njit(cache=True)
+def _morton_split(code, lo, hi):
+    """Split sorted Morton codes [lo, hi) where their highest differing bit flips (else halve)."""
+    first = code[lo]
+    last = code[hi - 1]
+    if first == last:
+        return (lo + hi) // 2
+    bit = 1
+    diff = first ^ last
+    while diff > 1:
+        diff >>= 1
+        bit <<= 1
+    a = lo
+    b = hi - 1  # code[b] has the bit, code[lo] has not: find the first index that has it.
+    while b - a > 1:
+        m = (a + b) // 2
+        if code[m] & bit:
+            b = m
+        else:
+            a = m
+    return b
+
+
+@njit(cache=True)
+def build_bvh_kernel(verts, tri, leaf_size, pad):
+    """A BVH over ``tri`` in Morton order: (nodes (N, 9), order (Nt,)).
+
+    The triangles are sorted once by the Morton code of their centroids (Lauterbach et al. 2009,
+    "Fast BVH construction on GPUs"), and each node splits its range of that order where the
+    highest differing code bit flips (a spatial-median split; Karras 2012), so the build is one
+    sort plus O(Nt log Nt) work at most. Nodes are in depth-first order (a node's left child is
+    the next node); a node's row is its box (lo xyz, hi xyz, widened by ``pad``), the index of
+    the node after its subtree, and for a leaf the range ``order[first:first + count]`` of its
+    triangles (count 0 for inner nodes).
+    """
+    nt = tri.shape[0]
+    tlo = np.empty((nt, 3))
+    thi = np.empty((nt, 3))
+    cen = np.empty((nt, 3))
+    clo = np.full(3, np.inf)
+    chi = np.full(3, -np.inf)
+    for i in range(nt):
+        for a in range(3):
+            x0 = verts[tri[i, 0], a]
+            x1 = verts[tri[i, 1], a]
+            x2 = verts[tri[i, 2], a]
+            tlo[i, a] = min(x0, x1, x2)
+            thi[i, a] = max(x0, x1, x2)
+            cen[i, a] = (x0 + x1 + x2) / 3.0
+            clo[a] = min(clo[a], cen[i, a])
+            chi[a] = max(chi[a], cen[i, a])
+    code = np.empty(nt, np.int64)
+    for i in range(nt):
+        c = 0
+        for a in range(3):
+            ext = chi[a] - clo[a]
+            q = int(1023.0 * (cen[i, a] - clo[a]) / ext) if ext > 0.0 else 0
+            c |= _spread_bits(q) << (2 - a)
+        code[i] = c
+    order = np.argsort(code, kind="mergesort")
+    sorted_code = code[order]
+    cap = max(1, 2 * nt)
+    nodes = np.zeros((cap, BVH_COLS))
+    right = np.full(cap, -1, np.int64)
+    st_lo = np.empty(cap, np.int64)
+    st_hi = np.empty(cap, np.int64)
+    st_parent = np.empty(cap, np.int64)
+    sp = 1
+    st_lo[0] = 0
+    st_hi[0] = nt
+    st_parent[0] = -1
+    count = 0
+    while sp > 0:
+        sp -= 1
+        lo = st_lo[sp]
+        hi = st_hi[sp]
+        if st_parent[sp] >= 0:
+            right[st_parent[sp]] = count
+        node = count
+        count += 1
+        if hi - lo <= leaf_size:
+            nodes[node, 7] = lo
+            nodes[node, 8] = hi - lo
+            continue
+        mid = _morton_split(sorted_code, lo, hi)
+        st_lo[sp] = mid
+        st_hi[sp] = hi
+        st_parent[sp] = node
+        st_lo[sp + 1] = lo
+        st_hi[sp + 1] = mid
+        st_parent[sp + 1] = -1
+        sp += 2
+    # Boxes and skip links bottom-up (children come after their parent in depth-first order).
+    size = np.ones(count, np.int64)
+    for node in range(count - 1, -1, -1):
+        if nodes[node, 8] > 0.0:
+            first = int(nodes[node, 7])
+            for a in range(3):
+                lo_a = np.inf
+                hi_a = -np.inf
+                for q in range(first, first + int(nodes[node, 8])):
+                    lo_a = min(lo_a, tlo[order[q], a])
+                    hi_a = max(hi_a, thi[order[q], a])
+                nodes[node, a] = lo_a - pad
+                nodes[node, 3 + a] = hi_a + pad
+        else:
+            r = right[node]
+            size[node] = 1 + size[node + 1] + size[r]
+            for a in range(3):
+                nodes[node, a] = min(nodes[node + 1, a], nodes[r, a])
+                nodes[node, 3 + a] = max(nodes[node + 1, 3 + a], nodes[r, 3 + a])
+        nodes[node, 6] = node + size[node]
+    return nodes[:count].copy(), order
+
+
+def build_bvh(verts, tri):
+    """The BVH tables ``(bvh, order)`` of a triangle table; empty below BVH_MIN_TRIANGLES."""
+    if tri.shape[0] < BVH_MIN_TRIANGLES:
+        return np.zeros((0, BVH_COLS)), np.zeros(0, np.int64)
+    # Widen boxes a little so rounding in the slab test never culls a hit that the
+    # all-triangles loop finds.
+    pad = 1e-7 * (1.0 + float(np.abs(verts).max()))
+    return build_bvh_kernel(verts, tri, BVH_LEAF_SIZE, pad)
 
 
 @njit(cache=True)
@@ -224,7 +462,7 @@ def _light_term(n, v, l, e, mat, mi):
 
 
 @njit(cache=True)
-def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri):
+def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh, order):
     """Local colour at a hit: ambient + Σ visible lights (eq. R1)."""
     c = _row(mat, mi, AMB)
     v = (-d[0], -d[1], -d[2])
@@ -233,14 +471,14 @@ def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri):
         dist2 = _dot(w, w)
         dist = math.sqrt(dist2)
         l = _scale(1.0 / dist, w)
-        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri):
+        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri, bvh, order):
             continue
         e = _scale(plights[k, 6] * _INV4PI / dist2, _row(plights, k, 3))
         c = _add(c, _light_term(n, v, l, e, mat, mi))
     for k in range(dlights.shape[0]):
         w = _row(dlights, k, 0)
         l = _scale(-1.0 / math.sqrt(_dot(w, w)), w)
-        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri):
+        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri, bvh, order):
             continue
         e = _scale(dlights[k, 6], _row(dlights, k, 3))
         c = _add(c, _light_term(n, v, l, e, mat, mi))
@@ -279,12 +517,12 @@ def _primary(cam, i, j, sx, sy, width, height):
 # ---------------------------------------------------------------------------
 @njit(cache=True)
 def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights,
-           dlights):
+           dlights, bvh, order):
     """Colour seen along the ray: local shading plus up to ``depth`` mirror bounces (Whitted)."""
     col = (0.0, 0.0, 0.0)
     w = 1.0
     for _ in range(depth + 1):
-        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri)
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
         if kind == MISS:
             return _axpy(w, bg, col)
         x = _axpy(t, d, o)
@@ -292,7 +530,8 @@ def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat
         if _dot(n, d) > 0.0:
             n = (-n[0], -n[1], -n[2])
         mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
-        col = _axpy(w, _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri), col)
+        col = _axpy(w, _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh,
+                       order), col)
         r = mat[mi, REFL]
         if r == 0.0:
             break
@@ -304,7 +543,7 @@ def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat
 
 @njit(parallel=True, cache=True)
 def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts,
-                  tri, tri_mat, mat, plights, dlights, out):
+                  tri, tri_mat, mat, plights, dlights, bvh, order, out):
     """Render into ``out`` (height, width, 3): the mean over ``side²`` samples per pixel."""
     ns = side * side
     for pix in prange(width * height):
@@ -317,7 +556,7 @@ def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, 
             u, al, be = _primary(cam, i, j, sx, sy, width, height)
             d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
             acc = _add(acc, _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-                                   tri_mat, mat, plights, dlights))
+                                   tri_mat, mat, plights, dlights, bvh, order))
         out[i, j, 0] = acc[0] / ns
         out[i, j, 1] = acc[1] / ns
         out[i, j, 2] = acc[2] / ns
@@ -356,7 +595,8 @@ def _light_term_adj(gbar, n, v, l, e, mat, mi, gmat):
 
 
 @njit(cache=True)
-def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, gmat, gpl, gdl):
+def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh, order, gmat,
+               gpl, gdl):
     """Adjoint of _shade with output cotangent ``gbar``: returns (x̄, n̄, d̄) (eqs. R3–R5)."""
     _acc(gmat, mi, AMB, gbar)
     v = (-d[0], -d[1], -d[2])
@@ -368,7 +608,7 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, g
         dist2 = _dot(w, w)
         dist = math.sqrt(dist2)
         l = _scale(1.0 / dist, w)
-        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri):
+        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri, bvh, order):
             continue
         col = _row(plights, k, 3)
         inten = plights[k, 6]
@@ -387,7 +627,7 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, g
         w = _row(dlights, k, 0)
         wn = math.sqrt(_dot(w, w))
         l = _scale(-1.0 / wn, w)
-        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri):
+        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri, bvh, order):
             continue
         col = _row(dlights, k, 3)
         inten = dlights[k, 6]
@@ -452,12 +692,12 @@ def _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, g
 
 @njit(cache=True)
 def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-               plights, dlights, rec, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
+               plights, dlights, bvh, order, rec, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
     """Re-trace one ray chain into ``rec`` and walk it backwards: returns (ō, d̄) of the ray."""
     nb = 0
     missed = False
     for _ in range(depth + 1):
-        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri)
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
         for c in range(3):
             rec[nb, _B_O + c] = o[c]
             rec[nb, _B_D + c] = d[c]
@@ -520,10 +760,11 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
             ndb = _dot(n, dbar_next)
             dbar = _axpy(-2.0 * ndb, n, dbar_next)
             nbar = _scale(-2.0, _axpy(dn, dbar_next, _scale(ndb, d)))
-        loc = _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri)
+        loc = _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh,
+                       order)
         rnext = _dot(gbar, loc) + refl * rnext
         xb, nb2, db = _shade_adj(_scale(wk, gbar), x, n, d, mi, mat, plights, dlights, sph, pln,
-                                 verts, tri, gmat, gpl, gdl)
+                                 verts, tri, bvh, order, gmat, gpl, gdl)
         xbar = _add(xbar, xb)
         nbar = _add(nbar, nb2)
         dbar = _add(dbar, db)
@@ -543,8 +784,8 @@ def _acc2(g, v):
 
 @njit(parallel=True, cache=True)
 def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                          verts, tri, tri_mat, mat, plights, dlights, gimg, nchunks, gcam, gbg,
-                          gsph, gpln, gverts, gmat, gpl, gdl):
+                          verts, tri, tri_mat, mat, plights, dlights, bvh, order, gimg, nchunks,
+                          gcam, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
     """Accumulate ⟨ḡ, ∂image/∂θ⟩ for every scene table θ (interior terms; no visibility edges).
 
     ``gimg`` (height, width, 3) is the image cotangent. Each of the ``nchunks`` parallel chunks of
@@ -570,7 +811,8 @@ def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_ma
                 un = math.sqrt(_dot(u, u))
                 d = _scale(1.0 / un, u)
                 obar, dbar = _trace_adj(eye, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat,
-                                        verts, tri, tri_mat, mat, plights, dlights, rec, gbg[c],
+                                        verts, tri, tri_mat, mat, plights, dlights, bvh, order, rec,
+                                        gbg[c],
                                         gsph[c], gpln[c], gverts[c], gmat[c], gpl[c], gdl[c])
                 ubar = _normalize_adj(u, un, dbar)
                 _acc(gcam[c], 0, 0, obar)
@@ -586,7 +828,7 @@ def default_chunks() -> int:
 
 @njit(parallel=True, cache=True)
 def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat,
-                         mat, plights, dlights, width, height, out):
+                         mat, plights, dlights, bvh, order, width, height, out):
     """Trace one primary ray through each screen point (x, y) in pixel units into ``out`` (N, 3).
 
     Pixel (i, j) covers x ∈ [j, j + 1), y ∈ [i, i + 1); used by the edge term to evaluate the
@@ -597,7 +839,7 @@ def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, ver
         u, al, be = _primary(cam, 0, 0, points[k, 0], points[k, 1], width, height)
         d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
         c = _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-                   plights, dlights)
+                   plights, dlights, bvh, order)
         out[k, 0] = c[0]
         out[k, 1] = c[1]
         out[k, 2] = c[2]

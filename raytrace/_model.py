@@ -162,14 +162,15 @@ class Triangle:
 class Mesh:
     """A triangle mesh: ``vertices`` (V, 3) floats, ``faces`` (F, 3) integer vertex indices.
 
-    The vertices are differentiable. The faces are a static field (stored as a tuple of index
-    triples), so ``ds.grad`` with respect to a whole Scene holding a mesh works: diffsci refuses
-    integer leaves among the arguments it differentiates.
+    The vertices are differentiable. The faces are a static field (a read-only int64 array,
+    compared by value), so ``ds.grad`` with respect to a whole Scene holding a mesh works: diffsci
+    refuses integer leaves among the arguments it differentiates. :func:`raytrace.load_obj`
+    reads a mesh from a Wavefront OBJ file.
 
     Example:
         >>> m = Mesh(np.eye(3), np.array([[0, 1, 2]]))
         >>> m.faces
-        ((0, 1, 2),)
+        array([[0, 1, 2]])
     """
 
     vertices: object
@@ -192,7 +193,9 @@ class Mesh:
                 f"Mesh.faces: expected an integer array of shape (F, 3), got dtype {f.dtype} "
                 f"shape {f.shape}"
             )
-        object.__setattr__(self, "faces", tuple(map(tuple, f.tolist())))
+        f = np.array(f, dtype=np.int64, order="C")
+        f.flags.writeable = False
+        object.__setattr__(self, "faces", f)
         _material(self)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 import diffsci as ds
 
-from ._kernels import MAT_COLS
+from ._kernels import MAT_COLS, build_bvh
 from ._model import (
     Camera,
     DirectionalLight,
@@ -62,11 +62,14 @@ class Packed:
     mat: np.ndarray
     plights: np.ndarray
     dlights: np.ndarray
+    bvh: np.ndarray
+    order: np.ndarray
 
     def tables(self):
         """The tables in the kernels' argument order."""
         return (self.cam, self.bg, self.sph, self.sph_mat, self.pln, self.pln_mat, self.verts,
-                self.tri, self.tri_mat, self.mat, self.plights, self.dlights)
+                self.tri, self.tri_mat, self.mat, self.plights, self.dlights, self.bvh,
+                self.order)
 
 
 def _f(x):
@@ -78,8 +81,12 @@ def _material_row(m: Material) -> np.ndarray:
                            _f(m.ambient)])
 
 
-def pack(scene: Scene) -> Packed:
-    """Flatten a scene with plain (untraced) values into kernel tables."""
+def pack(scene: Scene, bvh: bool = True) -> Packed:
+    """Flatten a scene with plain (untraced) values into kernel tables.
+
+    With ``bvh`` (and at least ``BVH_MIN_TRIANGLES`` triangles) a BVH over all triangles is
+    built (``_kernels.build_bvh``); without, the kernels test every triangle (same image).
+    """
     cam = scene.camera
     sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mats = [], [], [], [], [], [], [], []
     nverts = 0
@@ -101,7 +108,7 @@ def pack(scene: Scene) -> Packed:
             v = _f(shape.vertices)
             verts.append(v)
             tri.append(np.asarray(shape.faces, dtype=np.int64).reshape(-1, 3) + nverts)
-            tri_mat.append(np.full(len(shape.faces), mi))
+            tri_mat.append(np.full(len(shape.faces), mi, dtype=np.int64))
             nverts += len(v)
     pl = [np.concatenate([_f(li.position), _f(li.color), [_f(li.intensity)]])
           for li in scene.lights if isinstance(li, PointLight)]
@@ -111,6 +118,9 @@ def pack(scene: Scene) -> Packed:
     def table(rows, cols):
         return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(len(rows), cols))
 
+    verts = np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3)))
+    tri = np.ascontiguousarray(np.concatenate(tri) if tri else np.zeros((0, 3), np.int64))
+    nodes, order = build_bvh(verts, tri if bvh else tri[:0])
     return Packed(
         cam=np.ascontiguousarray(camera_table(_f(cam.eye), _f(cam.look_at), _f(cam.up),
                                               _f(cam.fov), cam.width, cam.height)),
@@ -119,12 +129,14 @@ def pack(scene: Scene) -> Packed:
         sph_mat=np.array(sph_mat, dtype=np.int64),
         pln=table(pln, 6),
         pln_mat=np.array(pln_mat, dtype=np.int64),
-        verts=np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3))),
-        tri=np.ascontiguousarray(np.concatenate(tri) if tri else np.zeros((0, 3), np.int64)),
+        verts=verts,
+        tri=tri,
         tri_mat=np.concatenate(tri_mat) if tri_mat else np.zeros(0, np.int64),
         mat=table(mats, MAT_COLS),
         plights=table(pl, 7),
         dlights=table(dl, 7),
+        bvh=nodes,
+        order=order,
     )
 
 

@@ -39,3 +39,11 @@ def test_gpu_check_entry_agrees_with_its_reference():
     scale = np.abs(ref).max()
     assert np.abs(cpu - ref).max() / scale < check.rtol
     assert np.abs(gpu - ref).max() / scale < check.rtol
+
+
+def test_cuda_render_traverses_the_bvh():
+    from tests.raytrace.test_bvh import mesh_scene
+
+    scene = mesh_scene(size=5)
+    np.testing.assert_allclose(rt.render(scene, device="cuda"), rt.render(scene), rtol=1e-12,
+                               atol=1e-14)
