@@ -11,7 +11,9 @@
 
 Gradients: ``adjoint="backprop"`` (through the solver), ``"checkpoint"`` (the same, in bounded
 memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic"`` (Li et al.
-2020). Derivations of the hand-written adjoints are in ``sde/DERIVATIONS.md``.
+2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)``. Fitting:
+``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Derivations of the hand-written
+adjoints are in ``sde/DERIVATIONS.md``.
 """
 
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
@@ -27,6 +29,7 @@ from ._solvers import (
     Milstein,
     ReversibleHeun,
 )
+from ._stats import EnsembleStats, ensemble_stats, moment_loss, pseudo_loglik
 
 __all__ = [
     "SDE",
@@ -37,6 +40,7 @@ __all__ = [
     "BrownianInterval",
     "BrownianPath",
     "Calculus",
+    "EnsembleStats",
     "Euler",
     "EulerHeun",
     "Heun",
@@ -44,5 +48,8 @@ __all__ = [
     "Milstein",
     "Noise",
     "ReversibleHeun",
+    "ensemble_stats",
+    "moment_loss",
+    "pseudo_loglik",
     "sdeint",
 ]

@@ -76,7 +76,8 @@ def main():
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, (title, mlp) in zip(axes[:2], [("before training", mlp0), ("after training", mlp2)]):
         ys = simulate(MODEL, mlp, 100, t_plot, seed=7)
-        mean, lo, hi = ys.mean(1), np.quantile(ys, 0.025, axis=1), np.quantile(ys, 0.975, axis=1)
+        st = sde.ensemble_stats(ys, quantiles=(0.025, 0.975))
+        mean, lo, hi = st.mean, st.quantile(0.025), st.quantile(0.975)
         for i, c in enumerate(("C0", "C1")):
             ax.plot(t_plot, mean[:, i], c, label=f"model mean u{i + 1}")
             ax.fill_between(t_plot, lo[:, i], hi[:, i], color=c, alpha=0.2)

@@ -22,13 +22,11 @@ def ou():
                    noise="diagonal")
 
 
-def neg_log_lik(q, x, delta):
-    """Euler pseudo-likelihood of paths x (time, paths) at q = (log θ, μ, log σ)."""
-    theta, mu, sigma = np.exp(q[0]), q[1], np.exp(q[2])
-    mean = x[:-1] + theta * (mu - x[:-1]) * delta
-    var = sigma**2 * delta
-    r = x[1:] - mean
-    return 0.5 * np.sum(r**2 / var + np.log(2 * np.pi * var))
+def neg_log_lik(q, x, ts):
+    """Minus the Euler pseudo-likelihood (``sde.pseudo_loglik``) of paths x (time, paths, 1) at
+    q = (log θ, μ, log σ)."""
+    p = (np.exp(q[0]), q[1], np.exp(q[2]))
+    return -sde.pseudo_loglik(ou(), ts, x, p, time_homogeneous=True)
 
 
 def main():
@@ -36,18 +34,18 @@ def main():
     paths, horizon, delta = (200, 20.0, 0.01) if args.full else (20, 10.0, 0.02)
     ts = np.arange(0.0, horizon + delta / 2, delta)
     p = np.array([TRUE["theta"], TRUE["mu"], TRUE["sigma"]])
-    x = sde.sdeint(ou(), np.zeros((paths, 1)), ts, p, dt=delta / 10, seed=3)[:, :, 0]
+    x = sde.sdeint(ou(), np.zeros((paths, 1)), ts, p, dt=delta / 10, seed=3)
     q0 = np.array([0.0, 0.0, 0.0])
-    res = ds.optim.minimize(neg_log_lik, q0, args=(x, delta))
+    res = ds.optim.minimize(neg_log_lik, q0, args=(x, ts))
     q = np.asarray(res.x)
-    cov_q = np.linalg.inv(np.asarray(ds.hessian(neg_log_lik)(q, x, delta)))
+    cov_q = np.linalg.inv(np.asarray(ds.hessian(neg_log_lik)(q, x, ts)))
     jac = np.diag([np.exp(q[0]), 1.0, np.exp(q[2])])           # d(θ, μ, σ)/d(log θ, μ, log σ)
     est = np.array([np.exp(q[0]), q[1], np.exp(q[2])])
     se = np.sqrt(np.diag(jac @ cov_q @ jac.T))
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
     for i in range(min(paths, 5)):
-        ax1.plot(ts, x[:, i], lw=0.8)
+        ax1.plot(ts, x[:, i, 0], lw=0.8)
     ax1.axhline(est[1], color="k", ls="--", label=f"fitted μ = {est[1]:.3f}")
     ax1.set_xlabel("t")
     ax1.set_title("observed OU paths (5 shown)")
