@@ -17,6 +17,7 @@ from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._greeks import GREEKS, greeks
 from ._implied_vol import implied_vol
+from ._mc import MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
 
 __all__ = [
@@ -26,11 +27,15 @@ __all__ = [
     "ForwardCurve",
     "Frequency",
     "HestonParams",
+    "MCResult",
+    "Product",
     "bachelier_price",
     "bond_price",
     "bootstrap",
     "cashflows",
     "key_rate_durations",
+    "mc_greeks",
+    "mc_price",
     "treasury_frequency",
     "black76_price",
     "bsm_price",

@@ -1,0 +1,80 @@
+"""numba.cuda versions of the Monte Carlo kernels (one thread per path), same contract as
+``_kernels``: the same counter-based normals and the same per-path body (:func:`_kernels.path_core`,
+an ``@njit`` function, which numba.cuda compiles as a device function), so results agree with the
+CPU kernels to round-off.
+
+numba.cuda is bound lazily into the module global ``cuda`` (the CUDA simulator swaps that global
+when ``NUMBA_ENABLE_CUDASIM=1``), so importing this module never fixes numba.cuda's mode.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._kernels import N_GRAD, path_core
+
+THREADS_PER_BLOCK = 128
+
+cuda = None
+
+
+def _cuda():
+    global cuda
+    if cuda is None:
+        from numba import cuda as numba_cuda
+
+        cuda = numba_cuda
+    return cuda
+
+
+def _samples_body(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                  antithetic, smoothing, out, grads, with_grads):
+    p = cuda.grid(1)
+    if p < out.shape[0]:
+        r = path_core(seed, p, 1.0, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                      smoothing)
+        if antithetic:
+            s = path_core(seed, p, -1.0, spot, strike, expiry, rate, dividend, vol, w, product,
+                          n_steps, smoothing)
+            out[p] = 0.5 * (r[0] + s[0])
+            if with_grads:
+                for j in range(N_GRAD):
+                    grads[p, j] = 0.5 * (r[j + 1] + s[j + 1])
+        else:
+            out[p] = r[0]
+            if with_grads:
+                for j in range(N_GRAD):
+                    grads[p, j] = r[j + 1]
+
+
+@functools.cache
+def _kernel():
+    return _cuda().jit(_samples_body)
+
+
+def _run(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples,
+         antithetic, smoothing, with_grads):
+    c = _cuda()
+    out = c.device_array(n_samples)
+    grads = c.device_array((n_samples if with_grads else 1, N_GRAD))
+    blocks = (n_samples + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    _kernel()[blocks, THREADS_PER_BLOCK](np.uint64(seed), spot, strike, expiry, rate, dividend,
+                                         vol, w, product, n_steps, antithetic, smoothing, out,
+                                         grads, with_grads)
+    return np.asarray(out.copy_to_host()), np.asarray(grads.copy_to_host())
+
+
+def gbm_samples(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples,
+                antithetic, smoothing):
+    """Same as ``_kernels.gbm_samples``, one CUDA thread per sample; returns a host array."""
+    return _run(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples,
+                antithetic, smoothing, False)[0]
+
+
+def gbm_samples_adjoint(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                        n_samples, antithetic, smoothing):
+    """Same as ``_kernels.gbm_samples_adjoint``: ``(samples, grads)`` as host arrays."""
+    return _run(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples,
+                antithetic, smoothing, True)

@@ -1,0 +1,164 @@
+"""Numba kernels on plain arrays: GBM Monte Carlo paths with their pathwise adjoints.
+
+Kernels assume valid input (validation is in ``_ops.py``) and never see traced values.
+
+Random numbers are counter-based: the normals of path ``p`` are a pure function of
+``(seed, p, step)`` (SplitMix64 finaliser, then Box–Muller), so the CPU kernels, the numba.cuda
+kernels and any re-run see the same paths, in any thread order, without storing them.
+
+Per path, :func:`path_core` simulates ``S_k = S₀ exp(a t_k + σ W_k)``, ``a = r − q − σ²/2``,
+``t_k = kT/n`` (exact GBM on the monitoring grid) and returns the discounted payoff and its
+pathwise adjoint — the gradient with respect to (spot, strike, expiry, rate, dividend, vol) for a
+unit cotangent — accumulated in the same sweep: for GBM the reverse sweep of Giles & Glasserman
+collapses to three running sums (``finance/DERIVATIONS.md`` §MC). The adjoint therefore costs a few
+multiply–adds per step on top of the price.
+
+References:
+    M. Giles, P. Glasserman, "Smoking adjoints: fast Monte Carlo Greeks", Risk 19 (2006) 88–92.
+    P. Glasserman, *Monte Carlo Methods in Financial Engineering* (2003), §7.2 (pathwise).
+    G. L. Steele, D. Lea, C. H. Flood, "Fast splittable pseudorandom number generators",
+    OOPSLA 2014 (SplitMix64).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+#: Product codes shared with ``_ops.Product`` (kernels take plain ints).
+EUROPEAN, ASIAN, DIGITAL = 0, 1, 2
+N_GRAD = 6  # spot, strike, expiry, rate, dividend, vol
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_TWO_M53 = 2.0**-53
+_INV_SQRT_2PI = 0.3989422804014327
+_INV_SQRT2 = 0.7071067811865476
+
+
+@njit(cache=True)
+def mix64(x):
+    """SplitMix64's finaliser: a bijective 64-bit hash."""
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+@njit(cache=True)
+def path_key(seed, p):
+    """The key of path ``p`` under ``seed``."""
+    return mix64(mix64(np.uint64(seed) + _GOLDEN) + np.uint64(p))
+
+
+@njit(cache=True)
+def normal_pair(key, i):
+    """Two independent standard normals, a pure function of (key, i) (Box–Muller)."""
+    a = mix64(key + (np.uint64(2) * np.uint64(i) + np.uint64(1)) * _GOLDEN)
+    b = mix64(a ^ _GOLDEN)
+    u1 = (float(a >> _S11) + 0.5) * _TWO_M53
+    u2 = float(b >> _S11) * _TWO_M53
+    r = math.sqrt(-2.0 * math.log(u1))
+    return r * math.cos(2.0 * math.pi * u2), r * math.sin(2.0 * math.pi * u2)
+
+
+@njit(cache=True)
+def path_core(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+              smoothing):
+    """Path ``p`` of ``seed`` (normals times ``sign`` = ±1 for antithetics): payoff, six adjoints.
+
+    Returns:
+        ``(P, P̄_spot, P̄_strike, P̄_expiry, P̄_rate, P̄_dividend, P̄_vol)`` for a unit cotangent.
+    """
+    key = path_key(seed, p)
+    dt = expiry / n_steps
+    sdt = math.sqrt(dt)
+    a = rate - dividend - 0.5 * vol * vol
+    disc = math.exp(-rate * expiry)
+    W = 0.0
+    z1 = 0.0
+    x = 0.0   # X = Σ c_k S_k   (S_T, or the arithmetic average)
+    xt = 0.0  # Σ c_k S_k t_k
+    xw = 0.0  # Σ c_k S_k W_k
+    for k in range(n_steps):
+        if k % 2 == 0:
+            z0, z1 = normal_pair(key, k >> 1)
+            z = z0
+        else:
+            z = z1
+        W += sign * sdt * z
+        if product == ASIAN or k == n_steps - 1:
+            t = (k + 1) * dt
+            s = spot * math.exp(a * t + vol * W)
+            x += s
+            xt += s * t
+            xw += s * W
+    if product == ASIAN:
+        x /= n_steps
+        xt /= n_steps
+        xw /= n_steps
+    if product == DIGITAL:
+        if smoothing > 0.0:
+            width = smoothing * strike
+            u = w * (x - strike) / width
+            h = 0.5 * math.erfc(-u * _INV_SQRT2)
+            phi = _INV_SQRT_2PI * math.exp(-0.5 * u * u)
+            hx = w * phi / width
+            # through x − K and through the width δ = smoothing·K: ∂u/∂K = −w(1/δ + (x−K)/(δK))
+            hk = -w * phi * (1.0 / width + (x - strike) / (width * strike))
+        else:
+            h = 1.0 if w * (x - strike) > 0.0 else 0.0
+            hx = 0.0
+            hk = 0.0
+    else:
+        h = max(w * (x - strike), 0.0)
+        hx = w if h > 0.0 else 0.0
+        hk = -hx
+    pay = disc * h
+    dx = disc * hx
+    return (pay, dx * x / spot, disc * hk, dx * (a * xt + 0.5 * vol * xw) / expiry - rate * pay,
+            dx * xt - expiry * pay, -dx * xt, dx * (xw - vol * xt))
+
+
+@njit(parallel=True, cache=True)
+def gbm_samples(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples,
+                antithetic, smoothing):
+    """Discounted payoff samples (antithetic pairs averaged), shape ``(n_samples,)``."""
+    out = np.empty(n_samples)
+    for p in prange(n_samples):
+        v = path_core(seed, p, 1.0, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                      smoothing)[0]
+        if antithetic:
+            v = 0.5 * (v + path_core(seed, p, -1.0, spot, strike, expiry, rate, dividend, vol, w,
+                                     product, n_steps, smoothing)[0])
+        out[p] = v
+    return out
+
+
+@njit(parallel=True, cache=True)
+def gbm_samples_adjoint(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                        n_samples, antithetic, smoothing):
+    """Samples and their pathwise adjoints: ``(samples (n,), grads (n, 6))`` in one sweep."""
+    out = np.empty(n_samples)
+    grads = np.empty((n_samples, N_GRAD))
+    for p in prange(n_samples):
+        r = path_core(seed, p, 1.0, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                      smoothing)
+        if antithetic:
+            s = path_core(seed, p, -1.0, spot, strike, expiry, rate, dividend, vol, w, product,
+                          n_steps, smoothing)
+            out[p] = 0.5 * (r[0] + s[0])
+            for j in range(N_GRAD):
+                grads[p, j] = 0.5 * (r[j + 1] + s[j + 1])
+        else:
+            out[p] = r[0]
+            for j in range(N_GRAD):
+                grads[p, j] = r[j + 1]
+    return out, grads
+

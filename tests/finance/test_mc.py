@@ -1,0 +1,121 @@
+"""Monte Carlo: prices and pathwise Greeks vs Black–Scholes, adjoint kernels vs finite differences,
+the kernel vs an independent NumPy simulation, numba.cuda kernels (simulator) vs CPU kernels."""
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+import finance
+from diffsci.testing import check_grads
+from finance import _kernels
+from finance._gpu_checks import CHECKS
+
+KW = dict(spot=100.0, strike=105.0, expiry=0.75, rate=0.04, dividend=0.01, vol=0.3)
+GREEK_ARG = {"delta": "spot", "vega": "vol", "rho": "rate"}
+
+
+@pytest.mark.parametrize("is_call", [True, False])
+def test_european_price_and_greeks_within_4_se(is_call):
+    g = finance.mc_greeks(**KW, is_call=is_call, n_paths=40_000, seed=3)
+    ref = finance.greeks(finance.bsm_price, **KW, is_call=is_call)
+    for name in ("price", "delta", "vega", "theta", "rho"):
+        est, se = g[name]
+        assert abs(est - ref[name]) < 4 * se, (name, est, ref[name], se)
+    # strike and dividend sensitivities against AD of the closed form
+    dk, dq = ds.grad(lambda k, q: finance.bsm_price(**{**KW, "strike": k, "dividend": q},
+                                                    is_call=is_call), argnums=(0, 1))(105.0, 0.01)
+    assert abs(g["dual_delta"][0] - dk) < 4 * g["dual_delta"][1]
+    assert abs(g["dividend_rho"][0] - dq) < 4 * g["dividend_rho"][1]
+
+
+def test_ad_through_mc_equals_kernel_greeks_and_forward_mode():
+    def price(s, k, t, r, q, v):
+        return finance.mc_price(spot=s, strike=k, expiry=t, rate=r, dividend=q, vol=v,
+                                n_paths=2_000, seed=5).price
+
+    args = tuple(KW[a] for a in ("spot", "strike", "expiry", "rate", "dividend", "vol"))
+    rev = ds.grad(price, argnums=tuple(range(6)))(*args)
+    g = finance.mc_greeks(**KW, n_paths=2_000, seed=5)
+    np.testing.assert_allclose(rev, [g["delta"][0], g["dual_delta"][0], -g["theta"][0],
+                                     g["rho"][0], g["dividend_rho"][0], g["vega"][0]], rtol=1e-12)
+    _, tan = ds.jvp(lambda v: price(*args[:5], v), (0.3,), (1.0,))
+    assert abs(tan - g["vega"][0]) < 1e-10
+
+
+@pytest.mark.parametrize("product,n_steps", [(finance.Product.EUROPEAN, 1),
+                                             (finance.Product.ASIAN, 8),
+                                             (finance.Product.DIGITAL, 1)])
+@pytest.mark.parametrize("antithetic", [True, False])
+def test_adjoint_kernel_vs_finite_differences(product, n_steps, antithetic):
+    def price(s, k, t, r, q, v):
+        return finance.mc_price(spot=s, strike=k, expiry=t, rate=r, dividend=q, vol=v,
+                                product=product, n_steps=n_steps, n_paths=512, seed=11,
+                                antithetic=antithetic).price
+
+    check_grads(price, (100.0, 105.0, 0.75, 0.04, 0.01, 0.3), modes=("rev", "fwd"))
+
+
+def test_kernel_matches_numpy_reference():
+    for check in CHECKS:
+        args = check.make_inputs(np.random.default_rng(2), 64)
+        np.testing.assert_allclose(check.cpu_fn(*args), check.reference_fn(*args), rtol=1e-12)
+
+
+def test_cuda_kernels_match_cpu():
+    from finance import _cuda
+
+    rng = np.random.default_rng(1)
+    for check in CHECKS:
+        args = check.make_inputs(rng, 8)
+        np.testing.assert_allclose(np.asarray(check.cuda_fn(*args)), check.cpu_fn(*args),
+                                   rtol=1e-12, atol=1e-13)
+    args = CHECKS[1].make_inputs(rng, 8)
+    s_gpu, g_gpu = _cuda.gbm_samples_adjoint(*args)
+    s_cpu, g_cpu = _kernels.gbm_samples_adjoint(*args)
+    np.testing.assert_allclose(s_gpu, s_cpu, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(g_gpu, g_cpu, rtol=1e-12, atol=1e-13)
+    r = finance.mc_price(**KW, n_paths=16, seed=4, device="cuda")
+    assert abs(float(r.price) - float(finance.mc_price(**KW, n_paths=16, seed=4).price)) < 1e-12
+
+
+def test_asian_below_european_and_antithetic_reduces_variance():
+    a = finance.mc_price(**KW, product=finance.Product.ASIAN, n_steps=12, n_paths=20_000)
+    e = finance.mc_price(**KW, n_paths=20_000)
+    assert float(a.price) < float(e.price)
+    plain = finance.mc_price(**KW, n_paths=20_000, antithetic=False)
+    assert e.stderr < plain.stderr
+    assert abs(float(plain.price) - float(e.price)) < 4 * plain.stderr
+
+
+def test_digital_smoothing_gives_nonzero_greeks_and_reports_bias():
+    r = finance.mc_price(**KW, product=finance.Product.DIGITAL, n_paths=40_000, seed=7)
+    ref = finance.digital_price(**KW)
+    assert abs(float(r.price) - ref) < 4 * r.stderr + abs(r.bias[0])
+    assert abs(r.bias[0]) < 4 * r.bias[1] + 2e-3  # small: O(δ²)
+    g = finance.mc_greeks(**KW, product=finance.Product.DIGITAL, n_paths=40_000, seed=7)
+    ref_g = finance.greeks(finance.digital_price, **KW)
+    for name in ("delta", "vega"):
+        est, se = g[name]
+        assert est != 0.0
+        assert abs(est - ref_g[name]) < 4 * se + 0.05 * abs(ref_g[name]), name
+    sharp = finance.mc_greeks(**KW, product=finance.Product.DIGITAL, smoothing=0.0, n_paths=100)
+    assert sharp["delta"][0] == 0.0  # why smoothing is the default: plain pathwise gives zero
+
+
+@pytest.mark.parametrize("kw,err,match", [
+    (dict(vol=-0.1), ValueError, "vol must be > 0"),
+    (dict(expiry=0.0), ValueError, "expiry must be > 0"),
+    (dict(spot=np.array([1.0, 2.0])), ValueError, "spot must be a scalar"),
+    (dict(n_paths=3), ValueError, "n_paths must be even"),
+    (dict(n_steps=0), ValueError, "n_steps must be an int >= 1"),
+    (dict(product="asian"), TypeError, "product must be a finance.Product"),
+    (dict(device="tpu"), ValueError, "device")])
+def test_bad_input(kw, err, match):
+    with pytest.raises(err, match=match):
+        finance.mc_price(**{**KW, **kw})
+
+
+def test_second_order_is_refused_not_wrong():
+    f = lambda s: finance.mc_price(**{**KW, "spot": s}, n_paths=64).price  # noqa: E731
+    with pytest.raises(NotImplementedError, match="first order only"):
+        ds.grad(ds.grad(f))(100.0)
