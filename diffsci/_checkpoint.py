@@ -41,7 +41,7 @@ from math import comb
 import numpy as np
 
 from ._api import pullback
-from ._core import getval, is_tracer
+from ._core import getval, is_tracer, top_trace
 from ._custom import custom_vjp
 from ._tree import tree_flatten, tree_unflatten
 
@@ -53,11 +53,8 @@ __all__ = ["checkpoint", "checkpointed_loop", "LoopStats"]
 # ---------------------------------------------------------------------------
 def _level(leaves):
     """The highest trace level among ``leaves`` (0 when none is traced)."""
-    level = 0
-    for x in leaves:
-        if is_tracer(x) and x._tape.level > level:
-            level = x._tape.level
-    return level
+    top = top_trace(leaves)
+    return 0 if top is None else top.level
 
 
 def _differentiable(x):

@@ -48,6 +48,7 @@ __all__ = [
     "defjvp",
     "nondifferentiable",
     "is_tracer",
+    "top_trace",
     "getval",
     "MissingRuleError",
 ]
@@ -176,6 +177,15 @@ class Dual:
 def is_tracer(x):
     """True if ``x`` is a traced value (reverse or forward mode, any nesting level)."""
     return type(x) is Tracer or type(x) is Dual
+
+
+def top_trace(values):
+    """The innermost (highest-level) trace among ``values``' tracers, or None."""
+    top = None
+    for x in values:
+        if (type(x) is Tracer or type(x) is Dual) and (top is None or x._tape.level > top.level):
+            top = x._tape
+    return top
 
 
 def getval(x):

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ._core import Dual, ForwardTrace, Tracer, _add, getval, record
+from ._core import Dual, ForwardTrace, Tracer, _add, getval, record, top_trace
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp"]
@@ -83,11 +83,7 @@ class custom_vjp:
 
     def __call__(self, *args):
         leaves, in_tree = tree_flatten(args)
-        top = None
-        for x in leaves:
-            if (type(x) is Tracer or type(x) is Dual) and (top is None
-                                                           or x._tape.level > top.level):
-                top = x._tape
+        top = top_trace(leaves)
         if top is None:
             return self.fun(*args)
         if self.fwd is None:
@@ -157,7 +153,9 @@ class custom_vjp:
             try:
                 cts = self.bwd(res, tree_unflatten(out_tree, gs))
             except TypeError as e:
-                raise TypeError(self._no_forward(f"its bwd failed on a traced cotangent ({e})"))
+                raise TypeError(
+                    self._no_forward(f"its bwd failed on a traced cotangent ({e})")
+                ) from e
             total = 0.0
             for u, c in zip(tangents, self._cotangent_leaves(cts, in_tree)):
                 if u is None or c is None:

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ._api import _argnums_tuple, _dtype, _leaf_value, grad, pullback
-from ._core import Dual, ForwardTrace, Tracer, getval
+from ._core import Dual, ForwardTrace, Tracer, getval, top_trace
 from ._custom import custom_vjp
 from ._tree import tree_flatten, tree_unflatten
 
@@ -331,10 +331,7 @@ class custom_jvp:
 
     def __call__(self, *args):
         leaves, in_tree = tree_flatten(args)
-        top = None
-        for x in leaves:
-            if is_t(x) and (top is None or x._tape.level > top.level):
-                top = x._tape
+        top = top_trace(leaves)
         if top is None:
             return self.fun(*args)
         if self.jvp is None:
