@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ._api import _argnums_tuple, _dtype, _leaf_value, grad, pullback
-from ._core import Dual, ForwardTrace, Tracer, getval, top_trace
+from ._core import Dual, ForwardTrace, Tracer, getval, is_tracer, top_trace
 from ._custom import custom_vjp
 from ._tree import tree_flatten, tree_unflatten
 
@@ -168,7 +168,7 @@ def jacfwd(f, argnums=0, has_aux=False):
                 if not c:
                     ins.append(np.zeros(oshape + xshape, _dtype(getval(o))))
                     continue
-                stacked = np.stack(c, axis=-1) if any(is_t(ci) for ci in c) else \
+                stacked = np.stack(c, axis=-1) if any(is_tracer(ci) for ci in c) else \
                     np.stack([np.asarray(ci) for ci in c], axis=-1)
                 ins.append(np.reshape(stacked, oshape + xshape))
             grads = tree_unflatten(in_tree, ins)
@@ -177,10 +177,6 @@ def jacfwd(f, argnums=0, has_aux=False):
         return (J, aux) if has_aux else J
 
     return jac
-
-
-def is_t(x):
-    return type(x) is Tracer or type(x) is Dual
 
 
 def hessian(f, argnums=0, mode="rev"):
