@@ -12,9 +12,11 @@ order with diffsci; arguments are validated once at the boundary. Derivations of
 rules are in ``finance/DERIVATIONS.md``.
 """
 
-from ._analytic import bachelier_price, black76_price, bsm_price, digital_price
+from ._analytic import bachelier_price, black76_price, bsm_price, digital_price, heston_price
 from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
+from ._calibrate import BOUNDS as HESTON_BOUNDS
+from ._calibrate import CalibrationResult, Gradient, calibrate_heston
 from ._greeks import GREEKS, greeks
 from ._implied_vol import implied_vol
 from ._mc import MCResult, Product, mc_greeks, mc_price
@@ -22,16 +24,20 @@ from ._model import ForwardCurve, Frequency, HestonParams
 
 __all__ = [
     "GREEKS",
+    "HESTON_BOUNDS",
     "PAPER_MATURITIES",
     "PAPER_PAR_RATES",
+    "CalibrationResult",
     "ForwardCurve",
     "Frequency",
+    "Gradient",
     "HestonParams",
     "MCResult",
     "Product",
     "bachelier_price",
     "bond_price",
     "bootstrap",
+    "calibrate_heston",
     "cashflows",
     "key_rate_durations",
     "mc_greeks",
@@ -41,5 +47,6 @@ __all__ = [
     "bsm_price",
     "digital_price",
     "greeks",
+    "heston_price",
     "implied_vol",
 ]

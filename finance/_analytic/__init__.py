@@ -4,5 +4,6 @@ from .bachelier import bachelier_price
 from .black76 import black76_price
 from .bsm import bsm_price
 from .digital import digital_price
+from .heston import heston_price
 
-__all__ = ["bachelier_price", "black76_price", "bsm_price", "digital_price"]
+__all__ = ["bachelier_price", "black76_price", "bsm_price", "digital_price", "heston_price"]
