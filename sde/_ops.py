@@ -2,10 +2,13 @@
 
 * :func:`ou_paths` — Euler–Maruyama paths of Ornstein–Uhlenbeck ``dX = θ(μ − X) dt + σ dW``.
 * :func:`gbm_paths` — exact geometric Brownian motion ``X₀ exp((μ − σ²/2)t + σW_t)``.
+* :func:`cir_paths` — full-truncation Euler paths of Cox–Ingersoll–Ross
+  ``dX = κ(θ − X) dt + σ√X dW``.
+* :func:`heston_paths` — full-truncation (log-)Euler paths of the Heston model.
 
 Both take the Brownian increments explicitly (plain arrays: the path is fixed), validate once
 here, run the ``_kernels`` forward kernel (or the numba.cuda one with ``device="cuda"``) and
-differentiate with the hand-written adjoint kernel (``sde/DERIVATIONS.md`` §3).
+differentiate with the hand-written adjoint kernel (``sde/DERIVATIONS.md`` §3–§4).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from diffsci.extend import getval
 
 from . import _kernels
 
-__all__ = ["gbm_paths", "ou_paths"]
+__all__ = ["cir_paths", "gbm_paths", "heston_paths", "ou_paths"]
 
 
 def _scalar(x, name, who):
@@ -152,3 +155,160 @@ def gbm_paths(y0, mu, sigma, t, W, device="cpu"):
     if not any(ds.extend.is_tracer(v) for v in (y0, mu, sigma)):
         y0 = np.asarray(y0, dtype=np.float64)
     return _gbm(y0, mu, sigma, t, W)
+
+
+def _increments(dW, name, who, shape=None):
+    dW = np.asarray(getval(dW), dtype=np.float64)
+    if dW.ndim != 2 or (shape is not None and dW.shape != shape):
+        want = "(paths, n)" if shape is None else str(shape)
+        raise ValueError(f"{who}: {name} must have shape {want}, got {dW.shape}")
+    return dW
+
+
+def _positive_dt(dt, who):
+    dt = _scalar(dt, "dt", who)
+    if not dt > 0:
+        raise ValueError(f"{who}: dt must be > 0, got {dt}")
+    return dt
+
+
+@ds.custom_vjp
+def _cir(y0, kappa, theta, sigma, dt, dW):
+    return _kernels.cir_euler(y0, float(kappa), float(theta), float(sigma), dt, dW)
+
+
+def _cir_fwd(y0, kappa, theta, sigma, dt, dW):
+    y = _kernels.cir_euler(y0, float(kappa), float(theta), float(sigma), dt, dW)
+    return y, (y, float(kappa), float(theta), float(sigma), dt, dW)
+
+
+def _cir_bwd(res, g):
+    y, kappa, theta, sigma, dt, dW = res
+    y0b, kb, tb, sb = _kernels.cir_euler_adjoint(y, kappa, theta, sigma, dt, dW,
+                                                 _plain_cotangent(g, "cir_paths"))
+    return y0b, kb, tb, sb, None, None
+
+
+_cir.defvjp(_cir_fwd, _cir_bwd)
+
+
+def cir_paths(y0, kappa, theta, sigma, dt, dW, device="cpu"):
+    """Full-truncation Euler paths of CIR, ``dX = κ(θ − X) dt + σ√X dW`` (reverse mode).
+
+    ``x_{k+1} = x_k + κ(θ − x_k⁺)Δ + σ√(x_k⁺) ΔW_k`` with ``x⁺ = max(x, 0)``: the scheme with the
+    smallest bias among the Euler fixes compared by Lord, Koekkoek & van Dijk (2010).
+
+    Args:
+        y0: initial values ``(paths,)``.
+        kappa, theta, sigma: real scalars (differentiable).
+        dt: the step (> 0); dW: Brownian increments ``(paths, n)`` (fixed).
+        device: ``"cpu"`` (Numba, with the adjoint kernel) or ``"cuda"`` (forward only).
+
+    Returns:
+        ``(paths, n + 1)`` paths.
+
+    Raises:
+        ValueError: shapes, non-scalar parameters, dt <= 0 (naming the argument).
+
+    Example:
+        >>> dW = np.random.default_rng(0).normal(0, 0.1, (4, 100))
+        >>> cir_paths(np.full(4, 0.04), 2.0, 0.04, 0.3, 0.01, dW).shape
+        (4, 101)
+
+    References:
+        R. Lord, R. Koekkoek, D. van Dijk, "A comparison of biased simulation schemes for
+        stochastic volatility models", Quant. Finance 10(2), 2010, Table 1 (full truncation).
+        Adjoint: ``sde/DERIVATIONS.md`` §4.
+    """
+    who = "cir_paths"
+    device = check_device(device)
+    dW = _increments(dW, "dW", who)
+    _vector(y0, dW.shape[0], "y0", who)
+    for name, v in (("kappa", kappa), ("theta", theta), ("sigma", sigma)):
+        _scalar(v, name, who)
+    dt = _positive_dt(dt, who)
+    if device == "cuda":
+        from . import _cuda
+
+        return _cuda.cir_euler(np.asarray(getval(y0), dtype=np.float64), float(getval(kappa)),
+                               float(getval(theta)), float(getval(sigma)), dt, dW)
+    if not any(ds.extend.is_tracer(v) for v in (y0, kappa, theta, sigma)):
+        y0 = np.asarray(y0, dtype=np.float64)
+    return _cir(y0, kappa, theta, sigma, dt, dW)
+
+
+@ds.custom_vjp
+def _heston(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
+    return _kernels.heston_euler(s0, v0, *map(float, (mu, kappa, theta, xi, rho)), dt, dW1, dZ)
+
+
+def _heston_fwd(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
+    p = tuple(map(float, (mu, kappa, theta, xi, rho)))
+    S, V = _kernels.heston_euler(s0, v0, *p, dt, dW1, dZ)
+    return (S, V), (S, V, p, dt, dW1, dZ)
+
+
+def _heston_bwd(res, g):
+    S, V, p, dt, dW1, dZ = res
+    gS, gV = g
+    out = _kernels.heston_euler_adjoint(S, V, *p, dt, dW1, dZ,
+                                        _plain_cotangent(gS, "heston_paths"),
+                                        _plain_cotangent(gV, "heston_paths"))
+    return (*out, None, None, None)
+
+
+_heston.defvjp(_heston_fwd, _heston_bwd)
+
+
+def heston_paths(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ, device="cpu"):
+    """Full-truncation Euler paths of Heston: ``(S, v)``, each ``(paths, n + 1)`` (reverse mode).
+
+    ``dS = μS dt + √v S dW¹``, ``dv = κ(θ − v) dt + ξ√v dW²``, ``d⟨W¹, W²⟩ = ρ dt``, stepped as
+
+        log S_{k+1} = log S_k + (μ − v_k⁺/2)Δ + √(v_k⁺) ΔW¹_k
+        v_{k+1} = v_k + κ(θ − v_k⁺)Δ + ξ√(v_k⁺) (ρ ΔW¹_k + √(1 − ρ²) ΔZ_k)
+
+    Args:
+        s0, v0: initial prices (> 0) and variances, ``(paths,)`` each.
+        mu, kappa, theta, xi, rho: real scalars (differentiable); ``|ρ| < 1``.
+        dt: the step (> 0); dW1, dZ: independent Brownian increments ``(paths, n)`` (fixed).
+        device: ``"cpu"`` or ``"cuda"`` (forward only).
+
+    Raises:
+        ValueError: shapes, s0 <= 0, |rho| >= 1, dt <= 0 (naming the argument).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> dW1, dZ = rng.normal(0, 0.1, (2, 4, 100))
+        >>> S, v = heston_paths(np.ones(4), np.full(4, 0.04), 0.0, 2.0, 0.04, 0.3, -0.7, 0.01,
+        ...                     dW1, dZ)
+        >>> S.shape, v.shape
+        ((4, 101), (4, 101))
+
+    References:
+        S. L. Heston, Rev. Financ. Stud. 6(2), 1993; Lord, Koekkoek & van Dijk 2010 (full
+        truncation). Adjoint: ``sde/DERIVATIONS.md`` §4.
+    """
+    who = "heston_paths"
+    device = check_device(device)
+    dW1 = _increments(dW1, "dW1", who)
+    dZ = _increments(dZ, "dZ", who, dW1.shape)
+    n_paths = dW1.shape[0]
+    if np.any(_vector(s0, n_paths, "s0", who) <= 0):
+        raise ValueError(f"{who}: s0 must be > 0 (the scheme steps log S)")
+    _vector(v0, n_paths, "v0", who)
+    for name, v in (("mu", mu), ("kappa", kappa), ("theta", theta), ("xi", xi)):
+        _scalar(v, name, who)
+    if not abs(_scalar(rho, "rho", who)) < 1.0:
+        raise ValueError(f"{who}: rho must satisfy |rho| < 1, got {float(getval(rho))}")
+    dt = _positive_dt(dt, who)
+    if device == "cuda":
+        from . import _cuda
+
+        return _cuda.heston_euler(np.asarray(getval(s0), dtype=np.float64),
+                                  np.asarray(getval(v0), dtype=np.float64),
+                                  *(float(getval(v)) for v in (mu, kappa, theta, xi, rho)), dt,
+                                  dW1, dZ)
+    if not any(ds.extend.is_tracer(v) for v in (s0, v0, mu, kappa, theta, xi, rho)):
+        s0, v0 = np.asarray(s0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    return _heston(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ)

@@ -62,3 +62,96 @@ def test_cuda_kernels_match_cpu():
                                    rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(check.cpu_fn(*args), check.reference_fn(*args), rtol=1e-12,
                                    atol=1e-13)
+
+
+CIR_P = (2.0, 0.5, 0.3)
+
+
+def test_cir_grads():
+    f = lambda y0, k, th, s: np.sin(_ops.cir_paths(y0, k, th, s, 0.01, DW))  # noqa: E731
+    check_grads(f, (0.5 + 0.1 * np.abs(Y0), *CIR_P), modes=("rev",))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")  # sdeint's √ rule at 0, times a zero cotangent
+def test_cir_matches_sdeint_euler_with_truncation_active():
+    """Near zero (θ small, σ large) paths go negative and the truncation acts; the kernel and
+    its adjoint still match sdeint's Euler on the same path, values and gradients."""
+    ts = np.linspace(0, 0.4, 41)
+    bm = sde.BrownianPath(ts, (5, 1), seed=3)
+    dW = np.stack([bm.increment(a, b)[:, 0] for a, b in zip(ts[:-1], ts[1:])], axis=1)
+    prob = sde.SDE(lambda t, y, p: p[0] * (p[1] - np.maximum(y, 0.0)),
+                   lambda t, y, p: p[2] * np.sqrt(np.maximum(y, 0.0)))
+    p = np.array([1.0, 0.01, 0.8])
+    y0 = np.full(5, 0.02)
+    kern = _ops.cir_paths(y0, *p, 0.01, dW)
+    assert kern.min() < 0  # truncation exercised
+    ref = sde.sdeint(prob, y0[:, None], ts, p, method="euler", dt=0.01, brownian=bm)[:, :, 0].T
+    np.testing.assert_allclose(kern, ref, rtol=1e-12, atol=1e-14)
+    g1 = ds.grad(lambda p: np.sum(_ops.cir_paths(y0, p[0], p[1], p[2], 0.01, dW) ** 2))(p)
+    g2 = ds.grad(lambda p: np.sum(sde.sdeint(prob, y0[:, None], ts, p, dt=0.01,
+                                             brownian=bm) ** 2))(p)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10)
+
+
+HESTON = dict(mu=0.02, kappa=2.0, theta=0.3, xi=0.4, rho=-0.6)
+
+
+def test_heston_grads():
+    dZ = np.random.default_rng(5).standard_normal(DW.shape) * 0.1
+
+    def f(s0, v0, mu, kappa, theta, xi, rho):
+        S, v = _ops.heston_paths(s0, v0, mu, kappa, theta, xi, rho, 0.01, DW, dZ)
+        return np.sin(S) + v**2
+
+    check_grads(f, (1.0 + 0.1 * np.abs(Y0), 0.3 + 0.05 * np.abs(Y0), *HESTON.values()),
+                modes=("rev",))
+
+
+def test_heston_matches_sdeint_general_noise():
+    """Heston as a 2-D general-noise SDE in (log S, v) with Euler: same values, same gradient
+    (ρ̄ included) as the kernel and its adjoint."""
+    ts = np.linspace(0, 0.4, 41)
+    bm = sde.BrownianPath(ts, (5, 2), seed=6)
+    inc = np.stack([bm.increment(a, b) for a, b in zip(ts[:-1], ts[1:])], axis=2)  # (5, 2, n)
+
+    def drift(t, y, p):
+        vp = np.maximum(y[:, 1:], 0.0)
+        return np.concatenate([p[0] - 0.5 * vp, p[1] * (p[2] - vp)], axis=1)
+
+    def diffusion(t, y, p):
+        sq = np.sqrt(np.maximum(y[:, 1:], 0.0))
+        row0 = np.concatenate([sq, 0.0 * sq], axis=1)
+        row1 = np.concatenate([p[3] * p[4] * sq, p[3] * np.sqrt(1 - p[4] ** 2) * sq], axis=1)
+        return np.stack([row0, row1], axis=1)
+
+    prob = sde.SDE(drift, diffusion, noise="general")
+    p = np.array(list(HESTON.values()))
+    s0, v0 = np.full(5, 1.0), np.full(5, 0.3)
+    y0 = np.stack([np.log(s0), v0], axis=1)
+    S, v = _ops.heston_paths(s0, v0, *p, 0.01, inc[:, 0], inc[:, 1])
+    ref = sde.sdeint(prob, y0, ts, p, method="euler", dt=0.01, brownian=bm)
+    np.testing.assert_allclose(np.log(S), ref[:, :, 0].T, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(v, ref[:, :, 1].T, rtol=1e-11, atol=1e-13)
+
+    def k_loss(p):
+        S, v = _ops.heston_paths(s0, v0, *(p[i] for i in range(5)), 0.01, inc[:, 0], inc[:, 1])
+        return np.sum(S[:, -1]) + np.sum(v**2)
+
+    def s_loss(p):
+        ys = sde.sdeint(prob, y0, ts, p, dt=0.01, brownian=bm)
+        return np.sum(np.exp(ys[-1, :, 0])) + np.sum(ys[:, :, 1] ** 2)
+
+    np.testing.assert_allclose(ds.grad(k_loss)(p), ds.grad(s_loss)(p), rtol=1e-9)
+
+
+def test_cir_heston_bad_input():
+    with pytest.raises(ValueError, match=r"cir_paths: y0 must have shape \(5,\)"):
+        _ops.cir_paths(np.zeros(3), *CIR_P, 0.01, DW)
+    with pytest.raises(ValueError, match="cir_paths: kappa must be a real scalar"):
+        _ops.cir_paths(Y0, np.ones(2), 0.5, 0.3, 0.01, DW)
+    with pytest.raises(ValueError, match=r"heston_paths: rho must satisfy \|rho\| < 1"):
+        _ops.heston_paths(np.ones(5), np.ones(5), 0.0, 1.0, 0.1, 0.2, 1.0, 0.01, DW, DW)
+    with pytest.raises(ValueError, match="heston_paths: s0 must be > 0"):
+        _ops.heston_paths(np.zeros(5), np.ones(5), 0.0, 1.0, 0.1, 0.2, 0.1, 0.01, DW, DW)
+    with pytest.raises(ValueError, match=r"heston_paths: dZ must have shape \(5, 40\)"):
+        _ops.heston_paths(np.ones(5), np.ones(5), 0.0, 1.0, 0.1, 0.2, 0.1, 0.01, DW, DW[:, :3])
