@@ -14,8 +14,8 @@ render-points kernel; n · ∂s/∂θ is the pullback of a short NumPy function 
 projected by the camera), so edge motion reaches vertices, sphere centres and radii, and the camera.
 An edge hidden behind another object has f(s − δn) = f(s + δn) and contributes nothing.
 
-Not covered (documented in DERIVATIONS.md, R11): shadow boundaries, edges seen in mirrors, edges
-crossing the plane of the eye (those edges are skipped).
+Shadow boundaries are sampled by ``_shadow_edges.py`` (R12). Not covered (DERIVATIONS.md, R11):
+edges seen in mirrors, edges crossing the plane of the eye (those edges are skipped).
 
 References:
     T.-M. Li, M. Aittala, F. Durand, J. Lehtinen, "Differentiable Monte Carlo Ray Tracing through

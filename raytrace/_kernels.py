@@ -44,6 +44,7 @@ __all__ = [
     "BVH_COLS",
     "MAT_COLS",
     "build_bvh",
+    "cast_kernel",
     "T_EPS",
     "render_adjoint_kernel",
     "render_kernel",
@@ -843,3 +844,19 @@ def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, ver
         out[k, 0] = c[0]
         out[k, 1] = c[1]
         out[k, 2] = c[2]
+
+
+@njit(parallel=True, cache=True)
+def cast_kernel(origins, dirs, sph, pln, verts, tri, bvh, order, t_out, kind_out, idx_out):
+    """Closest hit (t, kind, index) of each ray origins[k] + t d̂[k], d̂ = dirs[k]/|dirs[k]|.
+
+    Used by the shadow-edge term to find the receiver behind an occluder's silhouette.
+    """
+    for k in prange(origins.shape[0]):
+        o = (origins[k, 0], origins[k, 1], origins[k, 2])
+        u = (dirs[k, 0], dirs[k, 1], dirs[k, 2])
+        d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
+        t_out[k] = t
+        kind_out[k] = kind
+        idx_out[k] = idx

@@ -19,6 +19,7 @@ from . import _kernels as K
 from ._edges import DEFAULT_EDGE_DENSITY, edge_cotangents
 from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Triangle
 from ._pack import Packed, pack, unpack_cotangent
+from ._shadow_edges import shadow_edge_cotangents
 
 __all__ = ["render_primitive", "validate_scene"]
 
@@ -187,6 +188,9 @@ def _render_bwd(res, g):
     if edge_density > 0:
         for name, ct in edge_cotangents(p, cam.width, cam.height, depth, g, edge_density,
                                         seed).items():
+            tables[name] = tables[name] + ct
+        for name, ct in shadow_edge_cotangents(p, cam.width, cam.height, depth, g, edge_density,
+                                               seed).items():
             tables[name] = tables[name] + ct
     return unpack_cotangent(scene, tables), None, None, None, None, None
 

@@ -32,9 +32,10 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
     kernel (``raytrace/DERIVATIONS.md``). It is exact for shading parameters (light position,
     intensity and colour; material colours, exponent, reflection; background) and for geometry and
     camera wherever no silhouette or shadow edge crosses a pixel sample under the perturbation
-    (interior terms). With ``edges=True`` the motion of primary silhouettes is differentiated
-    too, so geometry and camera gradients are right across object outlines; shadow boundaries
-    and edges seen in mirrors are not (see ``raytrace/DERIVATIONS.md``, R11).
+    (interior terms). With ``edges=True`` the motion of primary silhouettes and of hard-shadow
+    boundaries is differentiated too, so geometry, camera and light-position gradients are right
+    across object outlines and shadow edges; edges seen in mirrors are not (see
+    ``raytrace/DERIVATIONS.md``, R11–R12).
 
     Args:
         scene: a :class:`~raytrace.Scene`.
@@ -42,9 +43,10 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
         samples: rays per pixel, a perfect square (s × s strata).
         seed: seed of the sample jitter (same seed → same rays, also in the backward pass).
         edges: add the visibility-edge term to the gradient (Li et al. 2018 edge sampling of
-            primary silhouettes of triangles, meshes and spheres; ``raytrace/_edges.py``).
-            ``True`` samples 4 points per pixel of projected edge length; a float sets that
-            density. The forward image is unchanged.
+            primary silhouettes of triangles, meshes and spheres, ``raytrace/_edges.py``, and of
+            the hard-shadow boundaries they cast, ``raytrace/_shadow_edges.py``). ``True``
+            samples 4 points per pixel of projected curve length; a float sets that density.
+            The forward image is unchanged.
         device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda forward
             kernel; its gradient runs the CPU adjoint kernel).
 
