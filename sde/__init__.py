@@ -24,6 +24,7 @@ from ._ops import cir_paths, gbm_paths, heston_paths, ou_paths
 from ._sdeint import sdeint
 from ._solvers import (
     SRA1,
+    SRI,
     AbstractSolver,
     Euler,
     EulerHeun,
@@ -37,6 +38,7 @@ from ._stats import EnsembleStats, ensemble_stats, moment_loss, pseudo_loglik
 __all__ = [
     "SDE",
     "SRA1",
+    "SRI",
     "AbstractBrownian",
     "AbstractSolver",
     "Adjoint",

@@ -7,6 +7,7 @@ from .heun import Heun
 from .milstein import Milstein
 from .reversible_heun import ReversibleHeun
 from .sra1 import SRA1
+from .sri import SRI
 
 SOLVERS: dict[Method, AbstractSolver] = {
     Method.EULER: Euler(),
@@ -14,8 +15,9 @@ SOLVERS: dict[Method, AbstractSolver] = {
     Method.HEUN: Heun(),
     Method.EULER_HEUN: EulerHeun(),
     Method.SRA1: SRA1(),
+    Method.SRI: SRI(),
     Method.REVERSIBLE_HEUN: ReversibleHeun(),
 }
 
-__all__ = ["SOLVERS", "SRA1", "AbstractSolver", "Euler", "EulerHeun", "Heun", "Method",
+__all__ = ["SOLVERS", "SRA1", "SRI", "AbstractSolver", "Euler", "EulerHeun", "Heun", "Method",
            "Milstein", "ReversibleHeun"]

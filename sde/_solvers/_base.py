@@ -21,6 +21,7 @@ class Method(enum.Enum):
     HEUN = "heun"
     EULER_HEUN = "euler_heun"
     SRA1 = "sra1"
+    SRI = "sri"
     REVERSIBLE_HEUN = "reversible_heun"
 
 
