@@ -371,6 +371,34 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
                 add_generator(dpsi, psi, kind, ints[g], dphi)
 
 
+@njit(cache=True)
+def adjoint_tangent_sweep(psi, lam, dpsi, dlam, kinds, ints, mats, pidx, scale, offset, theta,
+                          dtheta, grad, dgrad):
+    """Second order: the adjoint sweep and its tangent along (dtheta, dlam) (eq. H1–H2).
+
+    On entry ``psi``/``dpsi`` are the final state and its tangent J·dtheta, ``lam``/``dlam`` the
+    cotangent and its tangent. grad[k] += Re⟨lam_g, A psi_g⟩ as in :func:`adjoint_sweep`;
+    dgrad[k] += Re⟨dlam_g, A psi_g⟩ + Re⟨lam_g, A dpsi_g⟩, with
+    dpsi_{g-1} = U†(dpsi_g - dphi A psi_g) and dlam_{g-1} = U†(dlam_g - dphi A lam_g).
+    """
+    for g in range(kinds.size - 1, -1, -1):
+        kind = kinds[g]
+        phi = _angle(g, pidx, scale, offset, theta)
+        if pidx[g] >= 0:
+            k = pidx[g]
+            grad[k] += scale[g] * generator_inner(lam, psi, kind, ints[g]).real
+            dgrad[k] += scale[g] * (generator_inner(dlam, psi, kind, ints[g]).real
+                                    + generator_inner(lam, dpsi, kind, ints[g]).real)
+            dphi = scale[g] * dtheta[k]
+            if dphi != 0.0:
+                add_generator(dpsi, psi, kind, ints[g], -dphi)
+                add_generator(dlam, lam, kind, ints[g], -dphi)
+        apply_op(psi, kind, ints[g], mats[g], phi, True)
+        apply_op(lam, kind, ints[g], mats[g], phi, True)
+        apply_op(dpsi, kind, ints[g], mats[g], phi, True)
+        apply_op(dlam, kind, ints[g], mats[g], phi, True)
+
+
 # ----------------------------------------------------------------------------- Pauli observables
 
 

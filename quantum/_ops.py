@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import Tracer
 
 from . import _kernels as K
 from ._model import Program
@@ -83,8 +84,9 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     return grad
 
 
-def tangent_jvp(program: Program, theta: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
-    """ψ̇ = J θ̇ by one forward tangent sweep (two state vectors)."""
+def tangent_jvp(program: Program, theta: np.ndarray, dtheta: np.ndarray, *,
+                with_state: bool = False):
+    """ψ̇ = J θ̇ by one forward tangent sweep (two state vectors); ``with_state``: also ψ."""
     psi = _zero_states(program.n_qubits, theta.shape[:-1])
     dpsi = np.zeros_like(psi)
     if theta.ndim == 1:
@@ -92,7 +94,29 @@ def tangent_jvp(program: Program, theta: np.ndarray, dtheta: np.ndarray) -> np.n
     else:
         for b in np.ndindex(theta.shape[:-1]):
             K.tangent_sweep(psi[b], dpsi[b], *program.arrays, theta[b], dtheta[b])
-    return dpsi
+    return (psi, dpsi) if with_state else dpsi
+
+
+def adjoint_tangent(program: Program, theta, psibar, dtheta, dpsibar):
+    """``(θ̄, θ̄̇)``: the VJP θ̄ = Re(J^H ψ̄) and its directional derivative along (θ̇, ψ̄̇).
+
+    One tangent sweep (ψ, J θ̇), then one backward sweep over four state vectors (eq. H1–H2).
+
+    Raises:
+        NotImplementedError: a program with noise channels (no second derivatives there).
+    """
+    if np.any(program.kinds == K.K_CHAN):
+        raise NotImplementedError("quantum: second derivatives of circuits with noise channels "
+                                  "are not supported; differentiate once.")
+    psi, dpsi = tangent_jvp(program, theta, dtheta, with_state=True)
+    lam = np.array(psibar, np.complex128, copy=True)
+    dlam = np.array(np.broadcast_to(dpsibar, lam.shape), np.complex128, copy=True)
+    grad = np.zeros(theta.shape)
+    dgrad = np.zeros(theta.shape)
+    for b in np.ndindex(theta.shape[:-1]):
+        K.adjoint_tangent_sweep(psi[b], lam[b], dpsi[b], dlam[b], *program.arrays, theta[b],
+                                dtheta[b], grad[b], dgrad[b])
+    return grad, dgrad
 
 
 def apply_observables(obs, psi: np.ndarray) -> np.ndarray:
@@ -117,6 +141,23 @@ def observables_values(obs, psi: np.ndarray, square: bool = False) -> np.ndarray
 
 
 # ---------------------------------------------------------------------------- state primitive
+#
+# Second derivatives are forward over reverse: the VJP primitive takes θ as an argument and its JVP
+# is the second-order sweep (H1); rules call primitives, never kernels, on values that may be
+# forward-mode duals. Reverse over reverse is refused with a clear error (see DERIVATIONS.md H2).
+
+
+def _plain(x) -> bool:
+    return isinstance(x, np.ndarray | np.generic | float | int | complex)
+
+
+def _no_reverse_over_reverse(x, what: str):
+    """Refuse a reverse-traced input to a rule's forward pass (reverse over reverse)."""
+    if isinstance(x, Tracer):
+        raise NotImplementedError(
+            f"quantum: {what} was differentiated in reverse mode twice (e.g. ds.hessian's "
+            "default reverse over reverse), which these kernels do not support; use "
+            "ds.hessian(f, mode='fwd') (forward over reverse, DERIVATIONS.md eq. H1).")
 
 
 @ds.custom_vjp
@@ -126,39 +167,88 @@ def state_p(theta, static: Static):
 
 
 def _state_fwd(theta, static):
-    psi = forward_states(static.program, theta, static.device)
+    _no_reverse_over_reverse(theta, "state/expval")
+    psi = state_p(theta, static)  # plain at first order; a forward-mode dual when nested
     return psi, (theta, psi, static)
 
 
 def _state_bwd(res, psibar):
     theta, psi, static = res
-    inner = Static((static.program, theta, psi), device=static.device)
-    return _state_vjp_p(psibar, inner), None
+    return _state_vjp_p(psibar, theta, Static((static.program, psi), device=static.device)), None
 
 
 state_p.defvjp(_state_fwd, _state_bwd)
 
 
 @ds.custom_vjp
-def _state_vjp_p(psibar, static: Static):
-    """θ̄ = Re(J^H ψ̄): linear in ψ̄; a primitive so that its own VJP (J θ̇) gives forward mode."""
-    program, theta, psi = static.program
+def _state_vjp_p(psibar, theta, static: Static):
+    """θ̄ = Re(J(θ)^H ψ̄): linear in ψ̄; its VJP is the tangent sweep, its JVP the second-order one."""
+    program, psi = static.program
+    if not _plain(psi):  # the cached final state is traced at an outer level: recompute it
+        psi = forward_states(program, theta, static.device)
     return adjoint_vjp(program, theta, psi, np.asarray(psibar, np.complex128), static.device)
 
 
-def _state_vjp_fwd(psibar, static):
-    return _state_vjp_p(psibar, static), static
+def _state_vjp_fwd(psibar, theta, static):
+    _no_reverse_over_reverse(theta, "state/expval")
+    return _state_vjp_p(psibar, theta, static), (psibar, theta, static)
 
 
-def _state_vjp_bwd(static, tbar):
-    program, theta, _ = static.program
-    return tangent_jvp(program, theta, np.asarray(tbar, np.float64)), None
+def _state_vjp_bwd(res, tbar):
+    psibar, theta, static = res
+    program = static.program[0]
+    if not (_plain(tbar) and _plain(theta) and _plain(psibar)):
+        raise NotImplementedError("quantum: reverse mode over forward mode through expval/state "
+                                  "(e.g. ds.grad of a ds.jvp) is not supported; for second "
+                                  "derivatives use ds.hessian (reverse over reverse) or "
+                                  "ds.hessian(f, mode='fwd') (forward over reverse).")
+    # θ is plain here (a traced θ would have been refused above), so it needs no cotangent.
+    return tangent_jvp(program, theta, np.asarray(tbar, np.float64)), None, None
+
+
+def _state_vjp_jvp(primals, tangents):
+    psibar, theta, static = primals
+    dpsibar, dtheta, _ = tangents
+    if not (_plain(psibar) and _plain(theta)):
+        raise NotImplementedError("quantum: derivatives of order three and higher (or reverse "
+                                  "over forward over reverse) of expval/state are not supported.")
+    dtheta = np.zeros(np.shape(theta)) if dtheta is None else np.asarray(dtheta, np.float64)
+    dpsibar = 0.0 if dpsibar is None else dpsibar
+    return adjoint_tangent(static.program[0], theta, psibar, dtheta, dpsibar)
 
 
 _state_vjp_p.defvjp(_state_vjp_fwd, _state_vjp_bwd)
+_state_vjp_p.defjvp(_state_vjp_jvp)
 
 
 # ---------------------------------------------------------------------------- observables
+
+
+@ds.custom_vjp
+def _apply_obs_p(psi, static: Static):
+    """``[H_m ψ]_m``, shape ``psi.shape[:-1] + (M, dim)``: linear and self-adjoint per m."""
+    return apply_observables(static.obs, psi)
+
+
+def _apply_obs_fwd(psi, static):
+    _no_reverse_over_reverse(psi, "expval")
+    return _apply_obs_p(psi, static), static
+
+
+def _apply_obs_bwd(static, g):  # ψ̄ = Σ_m H_m ḡ_m (H_m Hermitian); primitive calls: g may be traced
+    parts = [_apply_obs_p(g[..., m, :], Static(None, [o]))[..., 0, :]
+             for m, o in enumerate(static.obs)]
+    return sum(parts[1:], parts[0]), None
+
+
+def _apply_obs_jvp(primals, tangents):
+    psi, static = primals
+    out = _apply_obs_p(psi, static)
+    return out, None if tangents[0] is None else _apply_obs_p(tangents[0], static)
+
+
+_apply_obs_p.defvjp(_apply_obs_fwd, _apply_obs_bwd)
+_apply_obs_p.defjvp(_apply_obs_jvp)
 
 
 @ds.custom_vjp
@@ -168,16 +258,17 @@ def pauli_p(psi, static: Static):
 
 
 def _pauli_fwd(psi, static):
-    return observables_values(static.obs, psi, static.square), (psi, static)
+    _no_reverse_over_reverse(psi, "expval")
+    return pauli_p(psi, static), (psi, static)
 
 
 def _pauli_bwd(res, g):
     psi, static = res
-    hpsi = apply_observables(static.obs, psi)  # (..., M, dim), plain
+    hpsi = _apply_obs_p(psi, Static(None, static.obs))  # (..., M, dim)
     if static.square:  # d‖Hψ‖² -> ψ̄ = 2 H(Hψ)
-        hpsi = np.stack([apply_observables([o], hpsi[..., m, :])[..., 0, :]
+        hpsi = np.stack([_apply_obs_p(hpsi[..., m, :], Static(None, [o]))[..., 0, :]
                          for m, o in enumerate(static.obs)], axis=-2)
-    # ψ̄ = 2 Σ_m g_m H_m ψ; written with NumPy calls so a traced g (forward mode) works.
+    # ψ̄ = 2 Σ_m g_m H_m ψ; written with NumPy calls so traced g or ψ (nesting) work.
     return 2.0 * np.sum(g[..., None] * hpsi, axis=-2), None
 
 
@@ -227,6 +318,9 @@ def _shift_fwd(theta, static):
 
 def _shift_bwd(res, g):
     theta, static = res
+    if not _plain(theta):
+        raise NotImplementedError("expval(method='parameter-shift') is differentiable once; for "
+                                  "second derivatives (ds.hessian) use method='adjoint'.")
     rows = []
     for b in np.ndindex(theta.shape[:-1]):
         jac = shift_jacobian(static.program, theta[b], static.obs)  # (P, M), plain

@@ -154,3 +154,42 @@ def test_var_matches_dense():
     m = P.dense_hamiltonian(H, N)
     ref = np.vdot(psi, m @ m @ psi).real - np.vdot(psi, m @ psi).real ** 2
     assert np.isclose(var(CIRCUIT, THETA, H), ref, atol=1e-11)
+
+
+def test_hessian_forward_over_reverse():
+    theta = THETA
+    for f in (lambda t: expval(CIRCUIT, t, H), lambda t: np.sin(expval(CIRCUIT, t, H)) ** 2,
+              lambda t: var(CIRCUIT, t, H2)):
+        g = ds.grad(f)
+        eps = 1e-5
+        fd = np.array([(g(theta + eps * e) - g(theta - eps * e)) / (2 * eps)
+                       for e in np.eye(theta.size)])
+        h = ds.hessian(f, mode="fwd")(theta)
+        np.testing.assert_allclose(h, h.T, atol=1e-10)
+        np.testing.assert_allclose(h, fd, atol=1e-6)
+
+
+def test_second_order_checks_and_batches():
+    c = Circuit(2).ry(0).rx(1).cnot(0, 1).crz(0, 1).phase(1)
+    t = np.array([0.3, -0.5, 0.7, 1.1])
+    f = lambda t: np.sum(expval(c, t, [Z(0) @ Z(1) + 0.5 * X(1), Y(0)]) ** 2)  # noqa: E731
+    v = np.array([0.2, -1.0, 0.5, 0.3])
+    hv = ds.jvp(ds.grad(f), (t,), (v,))[1]
+    fd = (ds.grad(f)(t + 1e-5 * v) - ds.grad(f)(t - 1e-5 * v)) / 2e-5
+    np.testing.assert_allclose(hv, fd, atol=1e-7)
+    batch = np.stack([t, -t])
+    h = ds.hessian(lambda b: np.sum(expval(c, b, Y(0))), mode="fwd")(batch)
+    np.testing.assert_allclose(h[1, :, 1, :], ds.hessian(lambda x: expval(c, x, Y(0)),
+                                                         mode="fwd")(-t), atol=1e-10)
+    np.testing.assert_allclose(h[0, :, 1, :], 0.0)
+
+
+def test_second_derivatives_clear_errors_where_unsupported():
+    c = Circuit(1).rx(0)
+    with pytest.raises(NotImplementedError, match=r"use ds.hessian\(f, mode='fwd'\)"):
+        ds.hessian(lambda t: expval(c, t, Z(0)))(np.ones(1))
+    with pytest.raises(NotImplementedError, match="use method='adjoint'"):
+        ds.hessian(lambda t: expval(c, t, Z(0), method="parameter-shift"), mode="fwd")(np.ones(1))
+    noisy = Circuit(1).rx(0).depolarizing(0, 0.1)
+    with pytest.raises(NotImplementedError, match="noise channels"):
+        ds.hessian(lambda t: expval(noisy, t, Z(0)), mode="fwd")(np.ones(1))
