@@ -7,9 +7,22 @@
 >>> round(float(g["vega"]), 3)
 37.524
 
-Every pricer takes keyword-only, broadcastable (batched) arguments and is differentiable to any
-order with diffsci; arguments are validated once at the boundary. Derivations of the hand-written
-rules are in ``finance/DERIVATIONS.md``.
+Contents:
+
+* closed forms: :func:`bsm_price` (with dividend yield), :func:`black76_price`,
+  :func:`bachelier_price`, :func:`digital_price` (cash-or-nothing), :func:`heston_price`
+  (Fourier, little-Heston-trap characteristic function);
+* :func:`greeks` (price, delta, gamma, vega, theta, rho, vanna, volga of any pricer by AD) and
+  :func:`implied_vol` (bracketed Newton over the whole price domain, IFT gradients);
+* rates: :func:`bootstrap` (the paper's Newton bootstrap, each step using ``ds.grad``),
+  :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
+* Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
+  numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
+* calibration: :func:`calibrate_heston` (L-BFGS-B with AD or finite-difference gradients).
+
+Pricers take keyword-only, broadcastable (batched) arguments (Monte Carlo: scalars) and are
+differentiable with diffsci (closed forms to any order; Monte Carlo to first order); arguments are
+validated once at the boundary. Derivations of the hand-written rules: ``finance/DERIVATIONS.md``.
 """
 
 from ._analytic import bachelier_price, black76_price, bsm_price, digital_price, heston_price

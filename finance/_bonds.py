@@ -63,7 +63,7 @@ def bond_price(curve, *, maturities, coupons, frequencies=None):
     Example:
         >>> flat = ForwardCurve(times=np.array([30.0]), forwards=np.array([0.03]))
         >>> round(float(bond_price(flat, maturities=[2.0], coupons=[0.05])[0]), 6)
-        1.038505
+        1.038098
     """
     if not isinstance(curve, ForwardCurve):
         raise TypeError(f"bond_price: curve must be a ForwardCurve, got {type(curve).__name__}")

@@ -43,6 +43,7 @@ def greeks(pricer, **kwargs):
         order by one reverse sweep; gamma/vanna and vanna/volga by two forward-over-reverse passes.
 
     Example:
+        >>> from finance import bsm_price
         >>> g = greeks(bsm_price, spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
         >>> round(float(g["delta"]), 6), round(float(g["gamma"]), 6)
         (0.636831, 0.018762)

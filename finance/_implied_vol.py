@@ -72,6 +72,7 @@ def implied_vol(*, price, spot, strike, expiry, rate=0.0, dividend=0.0, is_call=
             ``< K e^{−rT}`` (put), naming the index, the price and the violated bound.
 
     Example:
+        >>> from finance import bsm_price
         >>> p = bsm_price(spot=100.0, strike=110.0, expiry=0.5, rate=0.03, vol=0.25)
         >>> round(float(implied_vol(price=p, spot=100.0, strike=110.0, expiry=0.5, rate=0.03)), 12)
         0.25

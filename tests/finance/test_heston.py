@@ -85,3 +85,18 @@ def test_bad_params():
         finance.HestonParams(kappa=1.0, theta=0.04, sigma=-0.3, rho=0.0, v0=0.04)
     with pytest.raises(TypeError, match="params must be a HestonParams"):
         finance.heston_price(spot=1.0, strike=1.0, expiry=1.0, params=(1, 2, 3, 4, 5))
+
+
+def test_second_order_by_forward_over_reverse():
+    import diffsci as ds
+
+    def price(s, p):
+        return finance.heston_price(spot=s, strike=np.array([90.0, 110.0]), expiry=1.0,
+                                    rate=0.03, params=p)
+
+    gamma = ds.jacfwd(ds.grad(lambda s: np.sum(price(s, P))))(100.0)
+    h = 1e-3
+    fd = np.sum(price(100.0 + h, P) - 2 * price(100.0, P) + price(100.0 - h, P)) / h**2
+    assert abs(gamma - fd) < 1e-6
+    check_grads(lambda v0, rho: price(100.0, finance.HestonParams(2.0, 0.04, 0.3, rho, v0)),
+                (0.04, -0.7), order=2, modes=("rev",))
