@@ -24,6 +24,9 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 import diffsci as ds
@@ -31,7 +34,15 @@ import diffsci as ds
 from . import _kernels as K
 from ._pack import Packed
 
-__all__ = ["DEFAULT_EDGE_DENSITY", "EDGE_OFFSET", "edge_cotangents"]
+__all__ = [
+    "DEFAULT_EDGE_DENSITY",
+    "EDGE_OFFSET",
+    "Boundary",
+    "boundary_cotangents",
+    "boundary_tangent",
+    "edge_cotangents",
+    "primary_boundary",
+]
 
 #: Edge samples per pixel of projected edge length.
 DEFAULT_EDGE_DENSITY = 4.0
@@ -140,26 +151,62 @@ def _sphere_samples(p: Packed, width, height, density, rng):
     return isph, phi, hlp, weight, normal
 
 
-def edge_cotangents(p: Packed, width, height, depth, gimg, density=DEFAULT_EDGE_DENSITY, seed=0):
-    """The edge term's cotangents of the ``cam``, ``verts`` and ``sph`` tables.
+@dataclass(frozen=True)
+class Boundary:
+    """Edge samples of one kind: their screen points s = ``points(*tables)`` (a differentiable
+    function of the tables named ``names``), arc-length weights, unit screen normals and the
+    radiance jumps f(s − δn) − f(s + δn) (N, 3)."""
+
+    points: Callable
+    names: tuple
+    s: np.ndarray
+    weight: np.ndarray
+    normal: np.ndarray
+    jump: np.ndarray
+
+
+def boundary_cotangents(b: Boundary | None, p: Packed, gimg) -> dict:
+    """Σ w ḡ(pixel(s))·jump · n·∂s/∂θ as cotangents of the tables ``b.names`` (eq. R11)."""
+    if b is None:
+        return {}
+    g = gimg[b.s[:, 1].astype(np.int64), b.s[:, 0].astype(np.int64)]
+    a = b.weight * np.sum(g * b.jump, axis=1)
+    if not np.any(a):
+        return {}
+    _, back = ds.pullback(b.points, *(getattr(p, name) for name in b.names))
+    cts = back(a[:, None] * b.normal)
+    return {name: np.asarray(ct) for name, ct in zip(b.names, cts)}
+
+
+def boundary_tangent(b: Boundary | None, p: Packed, tangents: dict, width, height) -> np.ndarray:
+    """The edge term of the image's directional derivative: each sample adds
+    w · jump · n·ṡ to the pixel holding s (forward mode of eq. R11)."""
+    img = np.zeros((height, width, 3))
+    if b is None:
+        return img
+    _, sdot = ds.jvp(b.points, tuple(getattr(p, name) for name in b.names),
+                     tuple(tangents[name] for name in b.names))
+    c = b.weight * np.sum(b.normal * np.asarray(sdot), axis=1)
+    np.add.at(img, (b.s[:, 1].astype(np.int64), b.s[:, 0].astype(np.int64)),
+              c[:, None] * b.jump)
+    return img
+
+
+def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSITY,
+                     seed=0) -> Boundary | None:
+    """The primary-silhouette samples (triangle edges, sphere outlines) inside the image.
 
     Args:
         p: the packed scene.
         width, height, depth: as for the render.
-        gimg: the image cotangent (height, width, 3).
         density: edge samples per pixel of projected edge length.
         seed: seed of the jitter along the edges.
-
-    Returns:
-        A dict with arrays shaped like ``p.cam``, ``p.verts`` and ``p.sph`` (float64).
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
     ia, ib, lam, wt, nt = _triangle_samples(p, width, height, density, rng)
     isph, phi, helper, ws, ns = _sphere_samples(p, width, height, density, rng)
-    zero = {"cam": np.zeros_like(p.cam), "verts": np.zeros_like(p.verts),
-            "sph": np.zeros_like(p.sph)}
     if not len(ia) and not len(isph):
-        return zero
+        return None
     spec = (ia, ib, lam, isph, phi, helper)
     s = _edge_points(p.cam, p.verts, p.sph, spec, width, height)
     weight = np.concatenate([wt, ws])
@@ -167,18 +214,19 @@ def edge_cotangents(p: Packed, width, height, depth, gimg, density=DEFAULT_EDGE_
     inside = (s[:, 0] >= 0) & (s[:, 0] < width) & (s[:, 1] >= 0) & (s[:, 1] < height)
     rows = np.flatnonzero(inside)
     if not len(rows):
-        return zero
+        return None
     both = np.concatenate([s[rows] - EDGE_OFFSET * normal[rows],
                            s[rows] + EDGE_OFFSET * normal[rows]])
     f = np.empty((len(both), 3))
     K.render_points_kernel(np.ascontiguousarray(both), depth, *p.tables(), width, height, f)
-    jump = f[: len(rows)] - f[len(rows):]
-    g = gimg[s[rows, 1].astype(np.int64), s[rows, 0].astype(np.int64)]
-    a = np.zeros(len(s))
-    a[rows] = weight[rows] * np.sum(g * jump, axis=1)
-    if not np.any(a):
-        return zero
-    _, back = ds.pullback(lambda cam, verts, sph: _edge_points(cam, verts, sph, spec, width,
-                                                               height), p.cam, p.verts, p.sph)
-    gcam, gverts, gsph = back(a[:, None] * normal)
-    return {"cam": np.asarray(gcam), "verts": np.asarray(gverts), "sph": np.asarray(gsph)}
+
+    def points(cam, verts, sph):
+        return _edge_points(cam, verts, sph, spec, width, height)[rows]
+
+    return Boundary(points, ("cam", "verts", "sph"), s[rows], weight[rows], normal[rows],
+                    f[: len(rows)] - f[len(rows):])
+
+
+def edge_cotangents(p: Packed, width, height, depth, gimg, density=DEFAULT_EDGE_DENSITY, seed=0):
+    """The primary-silhouette term's cotangents (a dict keyed by table name; missing = zero)."""
+    return boundary_cotangents(primary_boundary(p, width, height, depth, density, seed), p, gimg)

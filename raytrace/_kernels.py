@@ -49,6 +49,7 @@ __all__ = [
     "render_adjoint_kernel",
     "render_kernel",
     "render_points_kernel",
+    "render_tangent_kernel",
 ]
 
 #: Intersections closer than this are ignored (secondary rays start on the surface they leave).
@@ -860,3 +861,187 @@ def cast_kernel(origins, dirs, sph, pln, verts, tri, bvh, order, t_out, kind_out
         t_out[k] = t
         kind_out[k] = kind
         idx_out[k] = idx
+
+
+# ---------------------------------------------------------------------------
+# Tangent (forward mode): the image's directional derivative along a tangent of every table
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _normalize_jvp(u, nrm, du):
+    """Tangent of n = u/|u|: ṅ = (u̇ − n (n·u̇)) / |u| (eq. R2, forward)."""
+    n = _scale(1.0 / nrm, u)
+    return _scale(1.0 / nrm, _axpy(-_dot(n, du), n, du))
+
+
+@njit(cache=True)
+def _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi):
+    """_light_term and its tangent (eq. R4, forward)."""
+    hh = _add(l, v)
+    hn = math.sqrt(_dot(hh, hh))
+    h = _scale(1.0 / hn, hh)
+    dh = _normalize_jvp(hh, hn, _add(dl, dv))
+    nh = _dot(n, h)
+    dnh = _dot(dn, h) + _dot(n, dh)
+    p = mat[mi, EXP]
+    spec = 0.0
+    dspec = 0.0
+    if nh > 0.0:
+        spec = nh ** p
+        dspec = p * nh ** (p - 1.0) * dnh + spec * math.log(nh) * dmat[mi, EXP]
+    nl = _dot(n, l)
+    dnl = _dot(dn, l) + _dot(n, dl)
+    kd = _row(mat, mi, KD)
+    ks = _row(mat, mi, KS)
+    b = _axpy(spec, ks, _scale(nl, kd))
+    db = _add(_axpy(dspec, ks, _scale(spec, _row(dmat, mi, KS))),
+              _axpy(dnl, kd, _scale(nl, _row(dmat, mi, KD))))
+    return _mul(e, b), _add(_mul(de, b), _mul(e, db))
+
+
+@njit(cache=True)
+def _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl, sph, pln, verts,
+               tri, bvh, order):
+    """_shade and its tangent (eqs. R3–R5, forward); visibility is held fixed."""
+    c = _row(mat, mi, AMB)
+    dc = _row(dmat, mi, AMB)
+    v = (-d[0], -d[1], -d[2])
+    dv = (-dd[0], -dd[1], -dd[2])
+    for k in range(plights.shape[0]):
+        w = _sub(_row(plights, k, 0), x)
+        dist2 = _dot(w, w)
+        dist = math.sqrt(dist2)
+        l = _scale(1.0 / dist, w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri, bvh, order):
+            continue
+        dw = _sub(_row(dpl, k, 0), dx)
+        dl = _normalize_jvp(w, dist, dw)
+        col = _row(plights, k, 3)
+        inten = plights[k, 6]
+        e = _scale(inten * _INV4PI / dist2, col)
+        de = _axpy(-2.0 * _dot(w, dw) / dist2, e,
+                   _scale(_INV4PI / dist2, _axpy(dpl[k, 6], col, _scale(inten, _row(dpl, k, 3)))))
+        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi)
+        c = _add(c, t)
+        dc = _add(dc, dt)
+    for k in range(dlights.shape[0]):
+        w = _row(dlights, k, 0)
+        wn = math.sqrt(_dot(w, w))
+        l = _scale(-1.0 / wn, w)
+        if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri, bvh, order):
+            continue
+        dl = _scale(-1.0, _normalize_jvp(w, wn, _row(ddl, k, 0)))
+        col = _row(dlights, k, 3)
+        inten = dlights[k, 6]
+        e = _scale(inten, col)
+        de = _axpy(ddl[k, 6], col, _scale(inten, _row(ddl, k, 3)))
+        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi)
+        c = _add(c, t)
+        dc = _add(dc, dt)
+    return c, dc
+
+
+@njit(cache=True)
+def _hit_jvp(kind, idx, s, o, do, d, dd, t, x, sph, dsph, pln, dpln, verts, dverts, tri):
+    """Tangents (ẋ, ṅ) of the hit point and signed normal (eqs. R6–R8, forward)."""
+    if kind == SPHERE:
+        c = _row(sph, idx, 0)
+        dc = _row(dsph, idx, 0)
+        r = sph[idx, 3]
+        dr = dsph[idx, 3]
+        q = _sub(x, c)
+        dt = (r * dr - _dot(q, _sub(_axpy(t, dd, do), dc))) / _dot(q, d)
+        dx = _axpy(dt, d, _axpy(t, dd, do))
+        dn = _scale(s, _sub(_scale(1.0 / r, _sub(dx, dc)), _scale(dr / (r * r), q)))
+        return dx, dn
+    if kind == PLANE:
+        p = _row(pln, idx, 0)
+        dp = _row(dpln, idx, 0)
+        m = _row(pln, idx, 3)
+        dm = _row(dpln, idx, 3)
+    else:
+        i0 = tri[idx, 0]
+        p = _row(verts, i0, 0)
+        dp = _row(dverts, i0, 0)
+        e1 = _sub(_row(verts, tri[idx, 1], 0), p)
+        e2 = _sub(_row(verts, tri[idx, 2], 0), p)
+        de1 = _sub(_row(dverts, tri[idx, 1], 0), dp)
+        de2 = _sub(_row(dverts, tri[idx, 2], 0), dp)
+        m = _cross(e1, e2)
+        dm = _add(_cross(de1, e2), _cross(e1, de2))
+    dt = -(_dot(_sub(_axpy(t, dd, do), dp), m) + _dot(_sub(x, p), dm)) / _dot(d, m)
+    dx = _axpy(dt, d, _axpy(t, dd, do))
+    dn = _scale(s, _normalize_jvp(m, math.sqrt(_dot(m, m)), dm))
+    return dx, dn
+
+
+@njit(cache=True)
+def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
+               plights, dlights, bvh, order, dbg, dsph, dpln, dverts, dmat, dpl, ddl):
+    """_trace and its tangent (eq. R9, forward): (colour, colour tangent)."""
+    col = (0.0, 0.0, 0.0)
+    dcol = (0.0, 0.0, 0.0)
+    w = 1.0
+    dw = 0.0
+    for _ in range(depth + 1):
+        t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
+        if kind == MISS:
+            return _axpy(w, bg, col), _add(dcol, _axpy(dw, bg, _scale(w, dbg)))
+        x = _axpy(t, d, o)
+        n = _geometry(kind, idx, x, sph, pln, verts, tri)
+        s = 1.0
+        if _dot(n, d) > 0.0:
+            s = -1.0
+            n = (-n[0], -n[1], -n[2])
+        dx, dn = _hit_jvp(kind, idx, s, o, do, d, dd, t, x, sph, dsph, pln, dpln, verts, dverts,
+                          tri)
+        mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
+        loc, dloc = _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl,
+                               sph, pln, verts, tri, bvh, order)
+        col = _axpy(w, loc, col)
+        dcol = _add(dcol, _axpy(dw, loc, _scale(w, dloc)))
+        r = mat[mi, REFL]
+        if r == 0.0:
+            break
+        dw = dw * r + w * dmat[mi, REFL]
+        w *= r
+        dnd = _dot(d, n)
+        ddnd = _dot(dd, n) + _dot(d, dn)
+        dd = _sub(dd, _scale(2.0, _axpy(ddnd, n, _scale(dnd, dn))))
+        d = _axpy(-2.0 * dnd, n, d)
+        o = x
+        do = dx
+    return col, dcol
+
+
+@njit(parallel=True, cache=True)
+def render_tangent_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
+                          verts, tri, tri_mat, mat, plights, dlights, bvh, order, dcam, dbg, dsph,
+                          dpln, dverts, dmat, dpl, ddl, out, dout):
+    """Render into ``out`` and its directional derivative along the table tangents into ``dout``.
+
+    The tangents ``d*`` are shaped like their tables (``dcam`` that of the (4, 3) camera table).
+    Interior terms only, like :func:`render_adjoint_kernel` (its transpose).
+    """
+    ns = side * side
+    for pix in prange(width * height):
+        i = pix // width
+        j = pix - i * width
+        acc = (0.0, 0.0, 0.0)
+        dacc = (0.0, 0.0, 0.0)
+        eye = _row(cam, 0, 0)
+        deye = _row(dcam, 0, 0)
+        for k in range(ns):
+            sx, sy = sample_offsets(pix, k, side, seed)
+            u, al, be = _primary(cam, i, j, sx, sy, width, height)
+            du = _add(_row(dcam, 1, 0), _axpy(al, _row(dcam, 2, 0), _scale(be, _row(dcam, 3, 0))))
+            un = math.sqrt(_dot(u, u))
+            d = _scale(1.0 / un, u)
+            dd = _normalize_jvp(u, un, du)
+            c, dc = _trace_jvp(eye, deye, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
+                               tri_mat, mat, plights, dlights, bvh, order, dbg, dsph, dpln, dverts,
+                               dmat, dpl, ddl)
+            acc = _add(acc, c)
+            dacc = _add(dacc, dc)
+        for c in range(3):
+            out[i, j, c] = acc[c] / ns
+            dout[i, j, c] = dacc[c] / ns

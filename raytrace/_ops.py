@@ -1,4 +1,4 @@
-"""The render kernel and its adjoint bound as one diffsci primitive; scene validation.
+"""The render kernel, its adjoint and its tangent bound as one diffsci primitive; validation.
 
 :func:`render_primitive` is a ``ds.custom_vjp`` function of the whole :class:`~raytrace.Scene`:
 its cotangent is a Scene-shaped pytree, so any image loss written with NumPy/diffsci calls
@@ -8,18 +8,25 @@ plain values (inside the primal and the forward rule), with errors naming the ob
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 import diffsci as ds
 from diffsci.devices import check_device
+from diffsci.extend import is_tracer
 
 from . import _kernels as K
-from ._edges import DEFAULT_EDGE_DENSITY, edge_cotangents
+from ._edges import (
+    DEFAULT_EDGE_DENSITY,
+    boundary_cotangents,
+    boundary_tangent,
+    primary_boundary,
+)
 from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Triangle
-from ._pack import Packed, pack, unpack_cotangent
-from ._shadow_edges import shadow_edge_cotangents
+from ._pack import Packed, _build, camera_table, pack, unpack_cotangent
+from ._shadow_edges import shadow_boundary
 
 __all__ = ["render_primitive", "validate_scene"]
 
@@ -130,7 +137,18 @@ def _out_dtype(scene):
     return np.result_type(*leaves) if leaves else np.dtype(np.float64)
 
 
+def _refuse_nested(scene) -> None:
+    """A traced scene inside a rule means a second derivative (grad of grad, hessian, ...)."""
+    if any(is_tracer(x) for x in ds.tree_leaves(scene)):
+        raise NotImplementedError(
+            "raytrace.render: second derivatives (ds.hessian, grad of grad, jvp of grad) are not "
+            "supported: the render's adjoint and tangent are Numba kernels; use first-order "
+            "ds.grad / ds.pullback / ds.jvp"
+        )
+
+
 def _forward(scene, depth, side, seed, device):
+    _refuse_nested(scene)
     validate_scene(scene)
     p = pack(scene)
     cam = scene.camera
@@ -174,10 +192,12 @@ def _render_bwd(res, g):
     scene, p, depth, side, seed, edge_density = res
     cam = scene.camera
     if isinstance(g, ds.Tracer):
-        # custom_vjp derives forward mode by differentiating bwd; this bwd is a Numba kernel.
+        # Differentiating the adjoint itself (reverse over reverse) would need the kernel's
+        # second derivatives; forward mode has its own rule (_render_jvp).
         raise NotImplementedError(
-            "raytrace.render: forward mode (ds.jvp, ds.jacfwd, ds.hessian) is not supported: the "
-            "render has a hand-written reverse-mode adjoint only; use ds.grad / ds.pullback"
+            "raytrace.render: second derivatives (ds.hessian, grad of grad, jvp of grad) are not "
+            "supported: the render's adjoint and tangent are Numba kernels; use first-order "
+            "ds.grad / ds.pullback / ds.jvp"
         )
     g = np.asarray(g)
     if g.shape != (cam.height, cam.width, 3):
@@ -185,16 +205,72 @@ def _render_bwd(res, g):
             f"render: image cotangent: expected shape {(cam.height, cam.width, 3)}, got {g.shape}"
         )
     tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
-    if edge_density > 0:
-        for name, ct in edge_cotangents(p, cam.width, cam.height, depth, g, edge_density,
-                                        seed).items():
-            tables[name] = tables[name] + ct
-        for name, ct in shadow_edge_cotangents(p, cam.width, cam.height, depth, g, edge_density,
-                                               seed).items():
+    for b in _boundaries(p, cam, depth, seed, edge_density):
+        for name, ct in boundary_cotangents(b, p, g).items():
             tables[name] = tables[name] + ct
     return unpack_cotangent(scene, tables), None, None, None, None, None
 
 
+def _boundaries(p, cam, depth, seed, edge_density):
+    """The visibility-edge samples (primary silhouettes, shadow boundaries) when enabled."""
+    if edge_density <= 0:
+        return ()
+    return (primary_boundary(p, cam.width, cam.height, depth, edge_density, seed),
+            shadow_boundary(p, cam.width, cam.height, depth, edge_density, seed))
+
+
+def _fill_tangent(primal, tangent):
+    """A tangent pytree shaped like ``primal`` with zeros where diffsci passed None."""
+    if isinstance(primal, tuple):
+        return tuple(_fill_tangent(a, None if tangent is None else b)
+                     for a, b in zip(primal, tangent or (None,) * len(primal)))
+    if dataclasses.is_dataclass(primal):
+        return _build(type(primal), **{
+            f.name: (getattr(primal, f.name) if f.metadata.get("static") else
+                     _fill_tangent(getattr(primal, f.name),
+                                   None if tangent is None else getattr(tangent, f.name)))
+            for f in dataclasses.fields(primal)})
+    if tangent is None:
+        return np.zeros(np.shape(primal))
+    return np.broadcast_to(np.asarray(tangent, dtype=np.float64), np.shape(primal))
+
+
+def tangent_tables(scene: Scene, tscene) -> dict:
+    """Tangents of the kernel tables (dict keyed like :class:`Packed`) for a Scene tangent."""
+    t = _fill_tangent(scene, tscene)
+    cam, tcam = scene.camera, t.camera
+    # Packing is linear in every field except the camera, whose table gets its own JVP; the
+    # tangent scene is packed with the primal camera so that nothing divides by zero.
+    tp = pack(_build(Scene, camera=cam, shapes=t.shapes, lights=t.lights,
+                     background=t.background), bvh=False)
+    fields = ("eye", "look_at", "up", "fov")
+    _, dcam = ds.jvp(lambda e, la, up, fov: camera_table(e, la, up, fov, cam.width, cam.height),
+                     tuple(np.asarray(getattr(cam, n), np.float64) for n in fields),
+                     tuple(np.asarray(getattr(tcam, n), np.float64) for n in fields))
+    names = ("bg", "sph", "pln", "verts", "mat", "plights", "dlights")
+    return {"cam": np.ascontiguousarray(dcam), **{n: getattr(tp, n) for n in names}}
+
+
+def _render_jvp(primals, tangents):
+    """Forward mode: the tangent kernel (interior terms) plus the edge samples' w·jump·n·ṡ."""
+    scene, depth, side, seed, device, edge_density = primals
+    _refuse_nested(scene)
+    validate_scene(scene)
+    p = pack(scene)
+    cam = scene.camera
+    dt = tangent_tables(scene, tangents[0])
+    out = np.empty((cam.height, cam.width, 3))
+    dout = np.empty_like(out)
+    K.render_tangent_kernel(cam.width, cam.height, side, depth, float(seed), *p.tables(),
+                            dt["cam"], dt["bg"], dt["sph"], dt["pln"], dt["verts"], dt["mat"],
+                            dt["plights"], dt["dlights"], out, dout)
+    for b in _boundaries(p, cam, depth, seed, edge_density):
+        dout += boundary_tangent(b, p, dt, cam.width, cam.height)
+    dtype = _out_dtype(scene)
+    return out.astype(dtype, copy=False), dout.astype(dtype, copy=False)
+
+
+render_primitive.defjvp(_render_jvp)
 render_primitive.defvjp(_render_fwd, _render_bwd)
 
 

@@ -29,13 +29,15 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
     radiance (not clamped); use :func:`to_display` for viewing.
 
     Under ``diffsci.grad`` the gradient is a Scene-shaped pytree from the hand-written adjoint
-    kernel (``raytrace/DERIVATIONS.md``). It is exact for shading parameters (light position,
-    intensity and colour; material colours, exponent, reflection; background) and for geometry and
-    camera wherever no silhouette or shadow edge crosses a pixel sample under the perturbation
-    (interior terms). With ``edges=True`` the motion of primary silhouettes and of hard-shadow
-    boundaries is differentiated too, so geometry, camera and light-position gradients are right
-    across object outlines and shadow edges; edges seen in mirrors are not (see
-    ``raytrace/DERIVATIONS.md``, R11–R12).
+    kernel; under ``diffsci.jvp`` a hand-written tangent kernel gives the image's directional
+    derivative (``raytrace/DERIVATIONS.md``, R1–R13). Second derivatives are not supported.
+    Without the edge term the gradient is exact for parameters that move no visibility edge
+    (light intensity and colour, directional-light colour; material colours, exponent,
+    reflection; background) and, for geometry, camera and light position/direction, wherever no
+    silhouette or shadow edge crosses a pixel sample under the perturbation. With
+    ``edges=True`` the motion of primary silhouettes and of hard-shadow boundaries is
+    differentiated too (unbiased, by sampling), so those gradients are right across object
+    outlines and shadow edges; edges seen in mirrors are not (R11–R12).
 
     Args:
         scene: a :class:`~raytrace.Scene`.

@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import diffsci as ds
-
 from . import _kernels as K
-from ._edges import EDGE_OFFSET
+from ._edges import EDGE_OFFSET, Boundary
 from ._pack import Packed
 
-__all__ = ["shadow_edge_cotangents"]
+__all__ = ["shadow_boundary"]
 
 #: Probe rays per occluder edge / sphere silhouette used to size the sample count.
 PROBES_EDGE = 8
@@ -219,18 +217,13 @@ def _light_blocks(p: Packed, light_kind, k, width, height, density, rng):
     return blocks
 
 
-def shadow_edge_cotangents(p: Packed, width, height, depth, gimg, density, seed=0):
-    """The shadow-boundary term's cotangents of the cam, verts, sph, pln and light tables.
+def shadow_boundary(p: Packed, width, height, depth, density, seed=0) -> Boundary | None:
+    """The hard-shadow boundary samples seen by the camera (see the module docstring).
 
-    Args and sampling as :func:`raytrace._edges.edge_cotangents`; ``density`` is samples per
+    Args and sampling as :func:`raytrace._edges.primary_boundary`; ``density`` is samples per
     pixel of the shadow curve's screen length.
-
-    Returns:
-        A dict of float64 arrays shaped like ``p.cam``, ``p.verts``, ``p.sph``, ``p.pln``,
-        ``p.plights`` and ``p.dlights``.
     """
     names = ("cam", "verts", "sph", "pln", "plights", "dlights")
-    zero = {name: np.zeros_like(getattr(p, name)) for name in names}
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5AD0]))
     blocks = []
     for k in range(len(p.plights)):
@@ -238,7 +231,7 @@ def shadow_edge_cotangents(p: Packed, width, height, depth, gimg, density, seed=
     for k in range(len(p.dlights)):
         blocks += _light_blocks(p, "directional", k, width, height, density, rng)
     if not blocks:
-        return zero
+        return None
     s = np.concatenate([b["s"] for b in blocks])
     normal = np.concatenate([b["normal"] for b in blocks])
     weight = np.concatenate([b["weight"] for b in blocks])
@@ -256,15 +249,9 @@ def shadow_edge_cotangents(p: Packed, width, height, depth, gimg, density, seed=
     seen = ((kind[: len(s)] == rec_kind) & (idx[: len(s)] == rec_idx)
             & (kind[len(s):] == rec_kind) & (idx[len(s):] == rec_idx))
     jump = np.where(seen[:, None], jump, 0.0)
-    g = gimg[s[:, 1].astype(np.int64), s[:, 0].astype(np.int64)]
-    a = weight * np.sum(g * jump, axis=1)
-    if not np.any(a):
-        return zero
 
     def points(cam, verts, sph, pln, plights, dlights):
         return np.concatenate([_block_points(cam, verts, sph, pln, plights, dlights, p.tri, b,
                                              width, height) for b in blocks])
 
-    _, back = ds.pullback(points, *(getattr(p, name) for name in names))
-    cts = back(a[:, None] * normal)
-    return {name: np.asarray(ct) for name, ct in zip(names, cts)}
+    return Boundary(points, names, s, weight, normal, jump)

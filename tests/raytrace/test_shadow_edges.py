@@ -61,3 +61,22 @@ def test_shadow_edge_term_matches_high_sample_finite_differences(case):
     with_edges, interior = grad(16.0), grad(False)
     assert abs(with_edges - fd) < 0.05 * abs(fd) + 0.05, (case, fd, with_edges, interior)
     assert abs(interior - fd) > 0.04 * abs(fd), (case, fd, with_edges, interior)
+
+
+def test_forward_mode_with_edges_is_the_transpose_of_reverse_mode():
+    # Same seed, same edge samples: <u, J t> from ds.jvp equals <J^T u, t> from ds.pullback,
+    # silhouette and shadow-boundary terms included.
+    rng = np.random.default_rng(2)
+    t = (rng.normal(size=3), rng.normal(size=(3, 3)), rng.normal(size=3))
+    u = rng.normal(size=(N, N, 3))
+
+    def image(light, triangle, centre):
+        return rt.render(scene(light, triangle, centre), depth=1, samples=4, edges=True, seed=5)
+
+    xs = (np.array([0.3, 4.0, -0.5]), TRIANGLE.copy(), np.array([0.9, 0.0, 0.8]))
+    _, jt = ds.jvp(image, xs, t)
+    _, back = ds.pullback(image, *xs)
+    rhs = sum(np.sum(a * b) for a, b in zip(back(u), t))
+    np.testing.assert_allclose(np.sum(u * jt), rhs, rtol=1e-10)
+    _, jt0 = ds.jvp(lambda *a: rt.render(scene(*a), depth=1, samples=4, seed=5), xs, t)
+    assert abs(np.sum(u * (jt - jt0))) > 1e-3 * abs(np.sum(u * jt))  # the edge term is there
