@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ._core import Dual, ForwardTrace, Tracer, _add, getval, record, top_trace
+from ._core import Dual, ForwardTrace, Tracer, _add, getval, is_tracer, record, top_trace
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp"]
@@ -104,6 +104,7 @@ class custom_vjp:
                 parents.append(None)
         out, res = self.fwd(*tree_unflatten(in_tree, vals))
         out_leaves, out_tree = tree_flatten(out)
+        self._check_fwd_traced(vals, out_leaves)
         call = record(top, out_leaves, self._back, tuple(parents), res, (in_tree, out_tree))
         n = len(out_leaves)
         new = []
@@ -141,6 +142,7 @@ class custom_vjp:
                                              for o, t in zip(out_leaves, t_leaves)])
         out, res = self.fwd(*tree_unflatten(in_tree, primals))
         out_leaves, out_tree = tree_flatten(out)
+        self._check_fwd_traced(primals, out_leaves)
         diff = [k for k, o in enumerate(out_leaves) if _is_numeric(o)
                 and np.result_type(getval(o)).kind in "fc"]
         if not diff:
@@ -175,6 +177,19 @@ class custom_vjp:
         for k, t in zip(diff, tans):
             new[k] = Dual(out_leaves[k], t, top)
         return tree_unflatten(out_tree, new)
+
+    def _check_fwd_traced(self, inputs, out_leaves):
+        """Under nested differentiation fwd sees the outer levels' traced values; if none of
+        its outputs is traced, fwd cut them (a kernel on getval/float values) and the outer
+        derivatives would be silently zero."""
+        if any(is_tracer(v) for v in inputs) and not any(is_tracer(o) for o in out_leaves):
+            raise TypeError(
+                f"custom_vjp {self.__name__}: its fwd received values traced by an outer "
+                f"differentiation (grad of grad, jvp of grad, ...) and returned untraced "
+                f"outputs, so higher-order derivatives would silently be zero. Make fwd call "
+                f"{self.__name__} itself (or differentiable NumPy code) when its inputs are "
+                f"traced, or raise a clear error for higher orders."
+            )
 
     def _no_forward(self, why):
         return (
