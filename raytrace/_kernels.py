@@ -112,6 +112,12 @@ def _row(arr, i, off):
 
 
 @njit(cache=True)
+def _acc1(g, i, j, v):
+    """g[i, j] += v (the CUDA kernels swap in an atomic add)."""
+    g[i, j] += v
+
+
+@njit(cache=True)
 def _acc(g, i, off, v):
     g[i, off] += v[0]
     g[i, off + 1] += v[1]
@@ -588,7 +594,7 @@ def _light_term_adj(gbar, n, v, l, e, mat, mi, gmat):
     specbar = _dot(bbar, ks)
     nhbar = 0.0
     if nh > 0.0:
-        gmat[mi, EXP] += specbar * spec * math.log(nh)
+        _acc1(gmat, mi, EXP, specbar * spec * math.log(nh))
         nhbar = specbar * p * nh ** (p - 1.0)
     nbar = _axpy(nlbar, l, _scale(nhbar, h))
     hhbar = _normalize_adj(hh, hn, _scale(nhbar, n))
@@ -620,7 +626,7 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, b
         vbar = _add(vbar, vb)
         # e = I c / (4π |w|²), l = w / |w|.
         _acc(gpl, k, 3, _scale(inten * _INV4PI / dist2, ebar))
-        gpl[k, 6] += _dot(ebar, col) * _INV4PI / dist2
+        _acc1(gpl, k, 6, _dot(ebar, col) * _INV4PI / dist2)
         dist2bar = -_dot(ebar, e) / dist2
         wbar = _axpy(2.0 * dist2bar, w, _normalize_adj(w, dist, lbar))
         _acc(gpl, k, 0, wbar)
@@ -638,7 +644,7 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, b
         nbar = _add(nbar, nb)
         vbar = _add(vbar, vb)
         _acc(gdl, k, 3, _scale(inten, ebar))
-        gdl[k, 6] += _dot(ebar, col)
+        _acc1(gdl, k, 6, _dot(ebar, col))
         _acc(gdl, k, 0, _scale(-1.0, _normalize_adj(w, wn, lbar)))
     return xbar, nbar, (-vbar[0], -vbar[1], -vbar[2])
 
@@ -653,13 +659,13 @@ def _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, g
         # n = s q / r
         xbar = _axpy(s / r, nbar, xbar)
         _acc(gsph, idx, 0, _scale(-s / r, nbar))
-        gsph[idx, 3] -= s * _dot(nbar, q) / (r * r)
+        _acc1(gsph, idx, 3, -s * _dot(nbar, q) / (r * r))
         tbar = _dot(xbar, d)
         den = _dot(q, d)
         obar = _axpy(-tbar / den, q, xbar)
         dbar = _axpy(-tbar * t / den, q, _scale(t, xbar))
         _acc(gsph, idx, 0, _scale(tbar / den, q))
-        gsph[idx, 3] += tbar * r / den
+        _acc1(gsph, idx, 3, tbar * r / den)
         return obar, dbar
     if kind == PLANE:
         p = _row(pln, idx, 0)
@@ -756,7 +762,7 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
         dbar = (0.0, 0.0, 0.0)
         if k < nb - 1:
             # The next ray: o' = x, d' = d − 2 (d·n) n, weighted by refl (eq. R9).
-            gmat[mi, REFL] += wk * rnext
+            _acc1(gmat, mi, REFL, wk * rnext)
             xbar = obar_next
             dn = _dot(d, n)
             ndb = _dot(n, dbar_next)

@@ -185,11 +185,11 @@ def render_primitive(scene, depth, side, seed, device, edge_density):
 
 def _render_fwd(scene, depth, side, seed, device, edge_density):
     img, p = _forward(scene, depth, side, seed, device)
-    return img, (scene, p, depth, side, seed, edge_density)
+    return img, (scene, p, depth, side, seed, device, edge_density)
 
 
 def _render_bwd(res, g):
-    scene, p, depth, side, seed, edge_density = res
+    scene, p, depth, side, seed, device, edge_density = res
     cam = scene.camera
     if isinstance(g, ds.Tracer):
         # Differentiating the adjoint itself (reverse over reverse) would need the kernel's
@@ -204,7 +204,12 @@ def _render_bwd(res, g):
         raise ValueError(
             f"render: image cotangent: expected shape {(cam.height, cam.width, 3)}, got {g.shape}"
         )
-    tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
+    if device == "cuda":
+        from ._cuda import adjoint_tables_cuda
+
+        tables = adjoint_tables_cuda(p, cam.width, cam.height, side, depth, seed, g)
+    else:
+        tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
     for b in _boundaries(p, cam, depth, seed, edge_density):
         for name, ct in boundary_cotangents(b, p, g).items():
             tables[name] = tables[name] + ct

@@ -49,8 +49,9 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
             the hard-shadow boundaries they cast, ``raytrace/_shadow_edges.py``). ``True``
             samples 4 points per pixel of projected curve length; a float sets that density.
             The forward image is unchanged.
-        device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda forward
-            kernel; its gradient runs the CPU adjoint kernel).
+        device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda render and
+            adjoint kernels, one thread per sample; forward mode and the edge terms run on
+            the CPU).
 
     Returns:
         A (height, width, 3) float array, float32 if every float field of the scene is float32.
