@@ -704,7 +704,8 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
     """Re-trace one ray chain into ``rec`` and walk it backwards: returns (ō, d̄) of the ray."""
     nb = 0
     missed = False
-    for _ in range(depth + 1):
+    rzero = 0.0  # ḡ·(colour of the mirror ray) at a last hit with reflection 0 (eq. R9)
+    for bounce in range(depth + 1):
         t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
         for c in range(3):
             rec[nb, _B_O + c] = o[c]
@@ -729,6 +730,13 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
         rec[nb - 1, _B_IDX] = idx
         rec[nb - 1, _B_MAT] = mi
         if mat[mi, REFL] == 0.0:
+            if bounce < depth:
+                # The mirror ray is not traced in the forward pass (its weight is 0), but the
+                # derivative with respect to the reflection coefficient is its colour.
+                dr = _axpy(-2.0 * _dot(d, n), n, d)
+                mc = _trace(x, dr, depth - bounce - 1, bg, sph, sph_mat, pln, pln_mat, verts,
+                            tri, tri_mat, mat, plights, dlights, bvh, order)
+                rzero = _dot(gbar, mc)
             break
         d = _axpy(-2.0 * _dot(d, n), n, d)
         o = x
@@ -760,7 +768,9 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
         xbar = (0.0, 0.0, 0.0)
         nbar = (0.0, 0.0, 0.0)
         dbar = (0.0, 0.0, 0.0)
-        if k < nb - 1:
+        if k == nb - 1:
+            _acc1(gmat, mi, REFL, wk * rzero)
+        else:
             # The next ray: o' = x, d' = d − 2 (d·n) n, weighted by refl (eq. R9).
             _acc1(gmat, mi, REFL, wk * rnext)
             xbar = obar_next
@@ -988,7 +998,7 @@ def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, 
     dcol = (0.0, 0.0, 0.0)
     w = 1.0
     dw = 0.0
-    for _ in range(depth + 1):
+    for bounce in range(depth + 1):
         t, kind, idx = _intersect(o, d, T_EPS, np.inf, sph, pln, verts, tri, bvh, order)
         if kind == MISS:
             return _axpy(w, bg, col), _add(dcol, _axpy(dw, bg, _scale(w, dbg)))
@@ -1007,6 +1017,12 @@ def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, 
         dcol = _add(dcol, _axpy(dw, loc, _scale(w, dloc)))
         r = mat[mi, REFL]
         if r == 0.0:
+            if bounce < depth and dmat[mi, REFL] != 0.0:
+                # Reflection 0: the mirror ray's colour still enters through ṙefl (eq. R9).
+                mc = _trace(x, _axpy(-2.0 * _dot(d, n), n, d), depth - bounce - 1, bg, sph,
+                            sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights, dlights,
+                            bvh, order)
+                dcol = _axpy(w * dmat[mi, REFL], mc, dcol)
             break
         dw = dw * r + w * dmat[mi, REFL]
         w *= r

@@ -129,12 +129,37 @@ def _cast(p: Packed, origins, dirs):
     return t, kind, idx
 
 
+def _light_silhouette_edges(p: Packed, light, light_kind):
+    """Vertex pairs of the triangle edges that can cast a shadow boundary from this light.
+
+    An edge shared by exactly two faces that face the same side of the light is dropped: shadow
+    rays passing it on either side are blocked (by one face or the other), so its jump is zero.
+    Boundary and non-manifold edges, and edges between faces facing opposite sides, are kept.
+    """
+    nt = len(p.tri)
+    pairs = np.sort(np.concatenate([p.tri[:, [0, 1]], p.tri[:, [1, 2]], p.tri[:, [2, 0]]]), axis=1)
+    face = np.tile(np.arange(nt), 3)
+    uniq, inverse, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    v0, v1, v2 = (p.verts[p.tri[:, c]] for c in range(3))
+    m = np.cross(v1 - v0, v2 - v0)
+    to_light = light - v0 if light_kind == "point" else -np.broadcast_to(light, v0.shape)
+    side = np.sum(m * to_light, axis=1) > 0
+    order = np.argsort(inverse, kind="stable")
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    two = counts == 2
+    fa = face[order[start[two]]]
+    fb = face[order[start[two] + 1]]
+    keep = ~two
+    keep[np.flatnonzero(two)] = side[fa] != side[fb]
+    return uniq[keep]
+
+
 def _curves(p: Packed, light, light_kind):
     """The occluder curves for one light: triangle edges and sphere silhouettes."""
     out = []
     if len(p.tri):
-        pairs = np.concatenate([p.tri[:, [0, 1]], p.tri[:, [1, 2]], p.tri[:, [2, 0]]])
-        pairs = np.unique(np.sort(pairs, axis=1), axis=0)
+        pairs = _light_silhouette_edges(p, light, light_kind)
         out.append({"type": _EDGE, "ia": pairs[:, 0], "ib": pairs[:, 1], "span": 1.0,
                     "probes": PROBES_EDGE})
     if len(p.sph):

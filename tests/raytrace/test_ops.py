@@ -114,3 +114,20 @@ def test_gradient_with_respect_to_a_whole_scene_with_a_mesh():
     g = ds.grad(lambda s: np.sum(rt.render(s) ** 2))(scene)
     assert type(g.shapes[4]) is rt.Mesh and g.shapes[4].vertices.shape == (4, 3)
     np.testing.assert_array_equal(g.shapes[4].faces, scene.shapes[4].faces)
+
+
+def test_reflection_gradient_at_zero_reflection():
+    # The forward pass does not trace a mirror ray with weight 0, but d(image)/d(reflection) at
+    # 0 is that ray's colour: both modes must give the one-sided derivative.
+    base = mixed_params()
+
+    def loss(refl):
+        p = dict(base, refl_plane=refl)
+        return np.sum(rt.render(mixed_scene(p, size=8), depth=2) ** 2)
+
+    h = 1e-7
+    fd = (loss(np.asarray(h)) - loss(np.asarray(0.0))) / h
+    assert abs(fd) > 1e-2
+    np.testing.assert_allclose(ds.grad(loss)(np.asarray(0.0)), fd, rtol=1e-5)
+    np.testing.assert_allclose(ds.jvp(loss, (np.asarray(0.0),), (np.asarray(1.0),))[1], fd,
+                               rtol=1e-5)

@@ -1,11 +1,12 @@
 """The hard-shadow boundary term against finite differences of a high-sample render.
 
-A triangle and a sphere over a floor cast shadows lit by a point light; the camera looks down at
-them. Each case sweeps a shadow edge across pixels (moving the light, the triangle occluder or
-the sphere occluder); the reference is a central difference (eps = 0.04) of the loss on 4096
-stratified samples per pixel. ``edges=16`` (16 edge samples per pixel of curve length, 256
-samples per pixel for the interior term, mean of three seeds) must match within a few percent;
-the interior-only gradient must not (it misses 5–100 % here).
+A triangle and a sphere (or a 48-face sphere mesh) over a floor cast shadows lit by a point
+light; the camera looks down at them. Each case sweeps a shadow edge across pixels (moving the
+light, the triangle, sphere or mesh occluder, or turning a directional light); the reference
+is a central difference (eps = 0.04) of the loss on 4096 stratified samples per pixel.
+``edges=16`` (16 edge samples per pixel of curve length, 256 samples per pixel for the interior
+term, mean of three seeds) must match within a few percent; the interior-only gradient must not
+(it misses 5–100 % here).
 """
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 import diffsci as ds
 import raytrace as rt
+from tests.raytrace.problems import uv_sphere
 
 N = 16
 RAMP = np.linspace(0.0, 1.0, N)
@@ -20,7 +22,11 @@ WEIGHTS = (RAMP[None, :, None] + 0.5 * RAMP[:, None, None]) * np.array([1.0, 0.7
 TRIANGLE = np.array([[-0.8, 0.5, -0.6], [0.7, 0.5, -0.4], [0.0, 0.6, 0.6]])
 
 
-def scene(light=(0.3, 4.0, -0.5), triangle=TRIANGLE, centre=(0.9, 0.0, 0.8), directional=None):
+MESH_V, MESH_F = uv_sphere(4, centre=(0.9, 0.0, 0.8), radius=0.4)
+
+
+def scene(light=(0.3, 4.0, -0.5), triangle=TRIANGLE, centre=(0.9, 0.0, 0.8), directional=None,
+          mesh=None):
     lights = ((rt.PointLight(light, 300.0),) if directional is None
               else (rt.DirectionalLight(directional, 1.5),))
     return rt.Scene(
@@ -28,7 +34,8 @@ def scene(light=(0.3, 4.0, -0.5), triangle=TRIANGLE, centre=(0.9, 0.0, 0.8), dir
         (rt.Plane((0.0, -1.0, 0.0), (0.0, 1.0, 0.0),
                   rt.Material(diffuse=(0.8, 0.8, 0.8), ambient=(0.05, 0.05, 0.05))),
          rt.Triangle(*triangle, material=rt.Material(diffuse=(0.2, 0.3, 0.9))),
-         rt.Sphere(centre, 0.4, rt.Material(diffuse=(0.9, 0.5, 0.2)))),
+         rt.Sphere(centre, 0.4, rt.Material(diffuse=(0.9, 0.5, 0.2))) if mesh is None else
+         rt.Mesh(mesh, MESH_F, rt.Material(diffuse=(0.9, 0.5, 0.2)))),
         lights,
     )
 
@@ -44,6 +51,7 @@ CASES = {
     "point light moved": lambda t: scene(light=np.array([0.3, 4.0, -0.5]) + t * X),
     "triangle occluder moved": lambda t: scene(triangle=TRIANGLE + t * X),
     "sphere occluder moved": lambda t: scene(centre=np.array([0.9, 0.0, 0.8]) + t * Z),
+    "mesh occluder moved": lambda t: scene(mesh=MESH_V + t * Z),
     "directional light turned": lambda t: scene(directional=np.array([0.3, -1.0, 0.2]) + t * X),
 }
 
