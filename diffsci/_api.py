@@ -96,6 +96,19 @@ def _finalize(g, x):
     return g
 
 
+_SEEDS = {}
+
+
+def _seed(dtype):
+    """The cotangent 1 of a scalar output, one read-only array per dtype (never mutated:
+    accumulation copies before adding in place, and _finalize copies read-only arrays)."""
+    seed = _SEEDS.get(dtype)
+    if seed is None:
+        seed = _SEEDS[dtype] = np.ones((), dtype)
+        seed.flags.writeable = False
+    return seed
+
+
 def _argnums_tuple(argnums, nargs, fname):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
@@ -265,7 +278,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 )
             out, aux = out
         v = getval(out)
-        if not isinstance(v, (_ndarray, np.generic, numbers.Number)) or np.shape(v) != ():
+        if not isinstance(v, (_ndarray, np.generic, numbers.Number)) or getattr(v, "shape", ()):
             raise TypeError(
                 f"grad requires {_name(f)} to return a scalar, got "
                 f"{type(v).__name__} of shape {np.shape(v) if hasattr(v, 'shape') else '?'}. "
@@ -279,7 +292,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 f"Differentiate its real part (np.real(...)) or abs(...)**2, or use "
                 f"diffsci.pullback / diffsci.wirtinger for holomorphic functions."
             )
-        seeds = {out._idx: np.ones((), dt)} if traced.owns(out) else {}
+        seeds = {out._idx: _seed(dt)} if traced.owns(out) else {}
         grads = tree_unflatten(traced.in_tree, traced.backward(seeds))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = out._value if traced.owns(out) else out

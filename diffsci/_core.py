@@ -321,6 +321,10 @@ def primitive(fun=None, *, name=None):
             t._kwargs = None
             recs.append(t)
             return t
+        return binary(a, b)
+
+    def binary(a, b):
+        # Two positional arguments (operators call this directly).
         ta = type(a)
         tb = type(b)
         if ta is Tracer:
@@ -393,6 +397,7 @@ def primitive(fun=None, *, name=None):
     wrapped.vjps = vjps
     wrapped.jvps = jvps
     wrapped.is_primitive = True
+    wrapped.binary = binary  # the two-argument fast path, for the Tracer operators
     return wrapped
 
 

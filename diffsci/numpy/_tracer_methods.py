@@ -143,12 +143,12 @@ def install(dnp):
 
 def _attach(T, dnp):
     # Arithmetic operators: bound directly to the primitives.
-    T.__add__, T.__radd__ = dnp.add, _swap(dnp.add)
-    T.__sub__, T.__rsub__ = dnp.subtract, _swap(dnp.subtract)
-    T.__mul__, T.__rmul__ = dnp.multiply, _swap(dnp.multiply)
-    T.__truediv__, T.__rtruediv__ = dnp.true_divide, _swap(dnp.true_divide)
-    T.__pow__, T.__rpow__ = dnp.power, _swap(dnp.power)
-    T.__matmul__, T.__rmatmul__ = dnp.matmul, _swap(dnp.matmul)
+    # (each primitive's ``binary``: its two-argument fast path, without *args/**kwargs).
+    for op, name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                     ("truediv", "true_divide"), ("pow", "power"), ("matmul", "matmul")]:
+        f = getattr(dnp, name).binary
+        setattr(T, f"__{op}__", f)
+        setattr(T, f"__r{op}__", _swap(f))
     T.__neg__, T.__pos__, T.__abs__ = dnp.negative, dnp.positive, dnp.absolute
     for op, name in [("floordiv", "floor_divide"), ("mod", "mod")]:
         if hasattr(dnp, name):
