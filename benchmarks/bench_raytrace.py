@@ -11,7 +11,8 @@ median wall time of
 * adjoint + edges: the same with ``edges=True`` (Li et al. 2018 edge sampling of primary
   silhouettes, 4 samples per pixel of edge length);
 
-and primary rays per second of the render. A last table renders a ≈10⁵-triangle UV sphere
+primary rays per second of the render, the render on one thread, and samples per second of a
+4-samples-per-pixel render. A last table renders a ≈10⁵-triangle UV sphere
 (``--big`` triangles) over the same floor at 256×256: BVH build time, render time (build
 included), and the adjoint. Triangles are found through a BVH (``raytrace/_kernels.py``,
 ``build_bvh``), rebuilt on every render since vertices may change between renders.
@@ -44,6 +45,7 @@ import numpy as np
 import diffsci as ds
 import raytrace as rt
 from raytrace import _kernels as K
+from raytrace._gpu_checks import vectorised_render
 from raytrace._pack import pack
 
 
@@ -144,82 +146,6 @@ def variance_table(seeds: int = 8) -> None:
               f"{np.std(g) / abs(fd):>9.3f}")
 
 
-_BIG = 1e30
-_EPS = K.T_EPS
-
-
-def _vec_hits(o, d, sph, pln, tmax=None):
-    """Closest sphere/plane hit per ray, vectorised: t (sentinel _BIG on a miss) and the index
-    of the object (spheres first), as plain ints."""
-    ts = []
-    for k in range(len(sph)):
-        oc = o - sph[k, :3]
-        b = np.sum(oc * d, axis=1)
-        disc = b * b - np.sum(oc * oc, axis=1) + sph[k, 3] ** 2
-        ok = disc > 0
-        sq = np.sqrt(np.where(ok, disc, 1.0))
-        t0, t1 = -b - sq, -b + sq
-        t = np.where(t0 > _EPS, t0, t1)
-        ts.append(np.where(ok & (t > _EPS), t, _BIG))
-    for k in range(len(pln)):
-        den = d @ pln[k, 3:]
-        ok = den != 0
-        t = np.sum((pln[k, :3] - o) * pln[k, 3:], axis=1) / np.where(ok, den, 1.0)
-        ts.append(np.where(ok & (t > _EPS), t, _BIG))
-    ts = np.stack(ts)
-    if tmax is not None:
-        ts = np.where(ts < tmax, ts, _BIG)
-    return np.min(ts, axis=0), np.argmin(ds.stop_gradient(ts), axis=0)
-
-
-def vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth):
-    """The same Whitted renderer (spheres, planes, point lights, hard shadows, mirror bounces)
-    as structure-of-arrays NumPy: masks instead of branches, a sentinel distance for misses.
-    Written with plain NumPy calls, so diffsci differentiates it by taping every array op: the
-    "no hand-written adjoint" route. Material row k belongs to object k (spheres, then planes)."""
-    j, i = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
-    al = (2.0 * j / width - 1.0).reshape(-1, 1)
-    be = (1.0 - 2.0 * i / height).reshape(-1, 1)
-    u = cam[1] + al * cam[2] + be * cam[3]
-    d = u / np.sqrt(np.sum(u * u, axis=1, keepdims=True))
-    o = cam[0] + 0.0 * d
-    col = 0.0 * d
-    w = np.ones(len(al))
-    ns = len(sph)
-    for _ in range(depth + 1):
-        t, k = _vec_hits(o, d, sph, pln)
-        hit = t < 0.5 * _BIG
-        x = o + np.where(hit, t, 0.0)[:, None] * d
-        n = 0.0 * d
-        m = 0.0 * mat[0] + np.zeros((len(al), 1))
-        for q in range(ns + len(pln)):
-            sel = (k == q)[:, None]
-            nq = (x - sph[q, :3]) / sph[q, 3] if q < ns else (
-                pln[q - ns, 3:] / np.sqrt(np.sum(pln[q - ns, 3:] ** 2)) + 0.0 * x)
-            n = np.where(sel, nq, n)
-            m = np.where(sel, mat[q] + 0.0 * m, m)
-        n = np.where((np.sum(n * d, axis=1) > 0)[:, None], -n, n)
-        c = m[:, 8:11] + 0.0
-        for li in range(len(plights)):
-            wv = plights[li, :3] - x
-            dist = np.sqrt(np.sum(wv * wv, axis=1))
-            lv = wv / dist[:, None]
-            nl = np.sum(n * lv, axis=1)
-            vis = (nl > 0) & ~(_vec_hits(x, lv, sph, pln, ds.stop_gradient(dist))[0] < 0.5 * _BIG)
-            h = lv - d
-            h = h / np.sqrt(np.sum(h * h, axis=1, keepdims=True))
-            nh = np.sum(n * h, axis=1)
-            spec = np.where(nh > 0, np.where(nh > 0, nh, 1.0) ** m[:, 6], 0.0)
-            e = plights[li, 6] * plights[li, 3:6] / (4 * np.pi * dist[:, None] ** 2)
-            shade = e * (m[:, 0:3] * nl[:, None] + m[:, 3:6] * spec[:, None])
-            c = c + np.where(vis[:, None], shade, 0.0)
-        # After a miss w is 0 with a zero derivative, so later misses add nothing.
-        col = col + w[:, None] * np.where(hit[:, None], c, bg)
-        w = np.where(hit, w * m[:, 7], 0.0)
-        o, d = x, d - 2.0 * np.sum(d * n, axis=1)[:, None] * n
-    return col.reshape(height, width, 3)
-
-
 def side_by_side(sizes, repeats: int) -> None:
     """Kernels vs the vectorised diffsci.numpy renderer on spheres + a mirror plane."""
     print()
@@ -278,19 +204,26 @@ def main(argv=None) -> None:
     repeats = args.repeats or (3 if args.quick else 5)
     print(f"raytrace bench: {numba.get_num_threads()} Numba threads, depth 2, 1 spp, "
           f"mesh {args.mesh} triangles, median of {repeats}")
-    header = (f"{'size':>9} {'render ms':>10} {'Mrays/s':>8} {'adjoint ms':>11} {'ratio':>6} "
-              f"{'+edges ms':>10} {'ratio':>6}")
+    threads = numba.get_num_threads()
+    header = (f"{'size':>9} {'render ms':>10} {'Mrays/s':>8} {'1-thread ms':>12} "
+              f"{'4spp Msamp/s':>13} {'adjoint ms':>11} {'ratio':>6} {'+edges ms':>10} "
+              f"{'ratio':>6}")
     print(header)
     print("-" * len(header))
     for size in sizes:
         scene = make_scene(size, args.mesh)
         t_render = median_time(lambda: rt.render(scene), repeats)
+        numba.set_num_threads(1)
+        t_one = median_time(lambda: rt.render(scene), repeats)
+        numba.set_num_threads(threads)
+        t_4spp = median_time(lambda: rt.render(scene, samples=4), repeats)
         g = np.ones((size, size, 3))
         _, back = ds.pullback(lambda s: rt.render(s), scene)
         t_adj = median_time(lambda: back(g), repeats)
         _, back_e = ds.pullback(lambda s: rt.render(s, edges=True), scene)
         t_edge = median_time(lambda: back_e(g), repeats)
         print(f"{size:>4}x{size:<4} {1e3 * t_render:>10.2f} {size * size / t_render / 1e6:>8.3f} "
+              f"{1e3 * t_one:>12.2f} {4 * size * size / t_4spp / 1e6:>13.3f} "
               f"{1e3 * t_adj:>11.2f} {t_adj / t_render:>6.2f} {1e3 * t_edge:>10.2f} "
               f"{t_edge / t_render:>6.2f}")
     size = 64 if args.quick else 256

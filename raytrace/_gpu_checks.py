@@ -5,14 +5,21 @@ an independent vectorised float64 NumPy renderer (structure-of-arrays ray batche
 of branches, a sentinel distance for misses) on a random scene of spheres over a mirror plane
 with two point lights, hard shadows and 2 mirror bounces. ``size`` is the image side in pixels.
 
+``render_adjoint``: the numba.cuda adjoint kernel (one thread per sample, atomic accumulation)
+against the CPU adjoint kernel and diffsci's tape through the same vectorised renderer (no
+hand-written adjoint): the gradient of ⟨G, image⟩ for a random G with respect to the background,
+sphere, plane, material and light tables.
+
 numba.cuda is imported inside functions only (``raytrace._cuda``), so importing this module never
 fixes numba.cuda's mode.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+import diffsci as ds
 from diffsci.devices import GpuCheck
 
 from . import _kernels as K
@@ -52,65 +59,132 @@ def _gpu(width, height, side, depth, seed, *tables):
     return render_samples_cuda(width, height, side, depth, seed, *tables)
 
 
-def _hits(o, d, sph, pln, tmax):
-    """Closest hit per ray: (t, object id) with id < len(sph) for spheres; t = inf on a miss."""
+_BIG = 1e30
+_EPS = K.T_EPS
+
+
+def _vec_hits(o, d, sph, pln, tmax=None):
+    """Closest sphere/plane hit per ray, vectorised: t (sentinel _BIG on a miss) and the index
+    of the object (spheres first), as plain ints."""
     ts = []
-    for c in sph:
-        oc = o - c[:3]
-        b = np.sum(oc * d, 1)
-        disc = b * b - np.sum(oc * oc, 1) + c[3] ** 2
-        sq = np.sqrt(np.maximum(disc, 0))
+    for k in range(len(sph)):
+        oc = o - sph[k, :3]
+        b = np.sum(oc * d, axis=1)
+        disc = b * b - np.sum(oc * oc, axis=1) + sph[k, 3] ** 2
+        ok = disc > 0
+        sq = np.sqrt(np.where(ok, disc, 1.0))
         t0, t1 = -b - sq, -b + sq
         t = np.where(t0 > _EPS, t0, t1)
-        ts.append(np.where((disc > 0) & (t > _EPS) & (t < tmax), t, np.inf))
-    for p in pln:
-        den = d @ p[3:]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = ((p[:3] - o) @ p[3:]) / den
-        ts.append(np.where((den != 0) & (t > _EPS) & (t < tmax), t, np.inf))
-    ts = np.array(ts)
-    k = np.argmin(ts, 0)
-    return ts[k, np.arange(len(o))], k
+        ts.append(np.where(ok & (t > _EPS), t, _BIG))
+    for k in range(len(pln)):
+        den = d @ pln[k, 3:]
+        ok = den != 0
+        t = np.sum((pln[k, :3] - o) * pln[k, 3:], axis=1) / np.where(ok, den, 1.0)
+        ts.append(np.where(ok & (t > _EPS), t, _BIG))
+    ts = np.stack(ts)
+    if tmax is not None:
+        ts = np.where(ts < tmax, ts, _BIG)
+    return np.min(ts, axis=0), np.argmin(ds.stop_gradient(ts), axis=0)
+
+
+def vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth):
+    """The same Whitted renderer (spheres, planes, point lights, hard shadows, mirror bounces)
+    as structure-of-arrays NumPy: masks instead of branches, a sentinel distance for misses.
+    Written with plain NumPy calls, so diffsci differentiates it by taping every array op: the
+    "no hand-written adjoint" route. Material row k belongs to object k (spheres, then planes)."""
+    j, i = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
+    al = (2.0 * j / width - 1.0).reshape(-1, 1)
+    be = (1.0 - 2.0 * i / height).reshape(-1, 1)
+    u = cam[1] + al * cam[2] + be * cam[3]
+    d = u / np.sqrt(np.sum(u * u, axis=1, keepdims=True))
+    o = cam[0] + 0.0 * d
+    col = 0.0 * d
+    w = np.ones(len(al))
+    ns = len(sph)
+    for _ in range(depth + 1):
+        t, k = _vec_hits(o, d, sph, pln)
+        hit = t < 0.5 * _BIG
+        x = o + np.where(hit, t, 0.0)[:, None] * d
+        n = 0.0 * d
+        m = 0.0 * mat[0] + np.zeros((len(al), 1))
+        for q in range(ns + len(pln)):
+            sel = (k == q)[:, None]
+            nq = (x - sph[q, :3]) / sph[q, 3] if q < ns else (
+                pln[q - ns, 3:] / np.sqrt(np.sum(pln[q - ns, 3:] ** 2)) + 0.0 * x)
+            n = np.where(sel, nq, n)
+            m = np.where(sel, mat[q] + 0.0 * m, m)
+        n = np.where((np.sum(n * d, axis=1) > 0)[:, None], -n, n)
+        c = m[:, 8:11] + 0.0
+        for li in range(len(plights)):
+            wv = plights[li, :3] - x
+            dist = np.sqrt(np.sum(wv * wv, axis=1))
+            lv = wv / dist[:, None]
+            nl = np.sum(n * lv, axis=1)
+            vis = (nl > 0) & ~(_vec_hits(x, lv, sph, pln, ds.stop_gradient(dist))[0] < 0.5 * _BIG)
+            h = lv - d
+            h = h / np.sqrt(np.sum(h * h, axis=1, keepdims=True))
+            nh = np.sum(n * h, axis=1)
+            spec = np.where(nh > 0, np.where(nh > 0, nh, 1.0) ** m[:, 6], 0.0)
+            e = plights[li, 6] * plights[li, 3:6] / (4 * np.pi * dist[:, None] ** 2)
+            shade = e * (m[:, 0:3] * nl[:, None] + m[:, 3:6] * spec[:, None])
+            c = c + np.where(vis[:, None], shade, 0.0)
+        # After a miss w is 0 with a zero derivative, so later misses add nothing.
+        col = col + w[:, None] * np.where(hit[:, None], c, bg)
+        w = np.where(hit, w * m[:, 7], 0.0)
+        o, d = x, d - 2.0 * np.sum(d * n, axis=1)[:, None] * n
+    return col.reshape(height, width, 3)
+
+
 
 
 def _reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri,
                tri_mat, mat, plights, dlights, bvh, order):
-    j, i = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
-    u = (cam[1] + (2 * j.reshape(-1, 1) / width - 1) * cam[2]
-         + (1 - 2 * i.reshape(-1, 1) / height) * cam[3])
-    d = u / np.linalg.norm(u, axis=1, keepdims=True)
-    o = np.broadcast_to(cam[0], d.shape).copy()
-    col, w = np.zeros_like(d), np.ones(len(d))
-    mats = np.concatenate([sph_mat, pln_mat])
-    for _ in range(depth + 1):
-        t, k = _hits(o, d, sph, pln, np.inf)
-        hit = np.isfinite(t) & (w > 0)
-        col += np.where((~np.isfinite(t) & (w > 0))[:, None], w[:, None] * bg, 0)
-        x = o + np.where(hit, t, 0)[:, None] * d
-        ks = np.minimum(k, len(sph) - 1)
-        n_s = (x - sph[ks, :3]) / sph[ks, 3:4]
-        n_p = np.broadcast_to(pln[0, 3:] / np.linalg.norm(pln[0, 3:]), d.shape)
-        n = np.where((k < len(sph))[:, None], n_s, n_p)
-        n = np.where((np.sum(n * d, 1) > 0)[:, None], -n, n)
-        m = mat[mats[k]]
-        c = m[:, 8:11].copy()
-        for L in plights:
-            wv = L[:3] - x
-            dist = np.linalg.norm(wv, axis=1)
-            lv = wv / dist[:, None]
-            nl = np.sum(n * lv, 1)
-            vis = (nl > 0) & ~np.isfinite(_hits(x, lv, sph, pln, dist[:, None].T[0])[0])
-            h = lv - d
-            h /= np.linalg.norm(h, axis=1, keepdims=True)
-            nh = np.sum(n * h, 1)
-            spec = np.where(nh > 0, np.maximum(nh, 0) ** m[:, 6], 0)
-            e = L[6] * L[3:6] / (4 * np.pi * dist[:, None] ** 2)
-            shade = e * (m[:, 0:3] * nl[:, None] + m[:, 3:6] * spec[:, None])
-            c += np.where(vis[:, None], shade, 0)
-        col += np.where(hit[:, None], w[:, None] * c, 0)
-        w = np.where(hit, w * m[:, 7], 0)
-        o, d = x, d - 2 * np.sum(d * n, 1)[:, None] * n
-    return col
+    """The vectorised renderer on the check's tables (one ray per pixel centre, side = 1)."""
+    return vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth).reshape(-1, 3)
+
+
+_GRAD_NAMES = ("bg", "sph", "pln", "mat", "plights")
+
+
+def _adjoint_inputs(rng: np.random.Generator, size: int):
+    return _inputs(rng, size) + (rng.normal(size=(size, size, 3)),)
+
+
+def _adjoint_cpu(width, height, side, depth, seed, *tables_and_g):
+    *tables, gimg = tables_and_g
+    nc = 4 * numba.get_num_threads()
+    shapes = {"cam": tables[0], "bg": tables[1], "sph": tables[2], "pln": tables[4],
+              "verts": tables[6], "mat": tables[9], "plights": tables[10], "dlights": tables[11]}
+    z = {k: np.zeros((nc,) + v.shape) for k, v in shapes.items()}
+    K.render_adjoint_kernel(width, height, side, depth, seed, *tables, gimg, nc, z["cam"],
+                            z["bg"], z["sph"], z["pln"], z["verts"], z["mat"], z["plights"],
+                            z["dlights"])
+    return tuple(z[k].sum(axis=0) for k in _GRAD_NAMES)
+
+
+def _adjoint_gpu(width, height, side, depth, seed, *tables_and_g):
+    from ._cuda import _cuda, render_adjoint_samples_cuda
+
+    *tables, gimg = tables_and_g
+    c = _cuda()
+    order = ("cam", "bg", "sph", "pln", "verts", "mat", "plights", "dlights")
+    rows = dict(zip(order, (tables[0], tables[1], tables[2], tables[4], tables[6], tables[9],
+                            tables[10], tables[11])))
+    grads = {k: c.to_device(np.zeros(v.shape)) for k, v in rows.items()}
+    render_adjoint_samples_cuda(width, height, side, depth, seed, tables, gimg,
+                                tuple(grads[k] for k in order))
+    return tuple(grads[k] for k in _GRAD_NAMES)
+
+
+def _adjoint_reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
+                       verts, tri, tri_mat, mat, plights, dlights, bvh, order, gimg):
+    """diffsci's tape through the vectorised renderer (no hand-written adjoint)."""
+    def loss(bg, sph, pln, mat, plights):
+        return np.sum(gimg * vectorised_render(cam, bg, sph, pln, mat, plights, width, height,
+                                               depth))
+
+    return tuple(np.asarray(g) for g in ds.grad(loss, argnums=(0, 1, 2, 3, 4))(bg, sph, pln, mat,
+                                                                                plights))
 
 
 CHECKS = [
@@ -123,6 +197,17 @@ CHECKS = [
         reference_fn=_reference,
         size=512,
         sim_size=6,
+        rtol=1e-9,
+    ),
+    GpuCheck(
+        package="raytrace",
+        name="render_adjoint",
+        make_inputs=_adjoint_inputs,
+        cpu_fn=_adjoint_cpu,
+        cuda_fn=_adjoint_gpu,
+        reference_fn=_adjoint_reference,
+        size=128,
+        sim_size=4,
         rtol=1e-9,
     ),
 ]

@@ -1,6 +1,7 @@
 """numba.cuda render kernel (on the CUDA simulator without a GPU) against the CPU kernel."""
 
 import numpy as np
+import pytest
 
 import raytrace as rt
 from raytrace._gpu_checks import CHECKS
@@ -46,16 +47,18 @@ def test_cuda_render_gradient_matches_cpu_gradient():
                                ds.grad(lambda p: loss(p, "cpu"))(pos), rtol=1e-10)
 
 
-def test_gpu_check_entry_agrees_with_its_reference():
-    (check,) = CHECKS
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.name)
+def test_gpu_check_entries_agree_with_their_references(check):
     inputs = check.make_inputs(np.random.default_rng(0), check.sim_size)
     ref = check.reference_fn(*inputs)
     cpu = check.cpu_fn(*inputs)
     out = check.cuda_fn(*inputs)
-    gpu = out.copy_to_host() if hasattr(out, "copy_to_host") else np.asarray(out)
-    scale = np.abs(ref).max()
-    assert np.abs(cpu - ref).max() / scale < check.rtol
-    assert np.abs(gpu - ref).max() / scale < check.rtol
+    as_tuple = lambda r: r if isinstance(r, tuple) else (r,)  # noqa: E731
+    host = lambda a: a.copy_to_host() if hasattr(a, "copy_to_host") else np.asarray(a)  # noqa: E731
+    ref, cpu, gpu = as_tuple(ref), as_tuple(cpu), tuple(host(a) for a in as_tuple(out))
+    scale = max(np.abs(r).max() for r in ref)
+    assert max(np.abs(a - r).max() for a, r in zip(cpu, ref)) / scale < check.rtol
+    assert max(np.abs(a - r).max() for a, r in zip(gpu, ref)) / scale < check.rtol
 
 
 def test_cuda_render_traverses_the_bvh():
