@@ -7,10 +7,10 @@ runs. The pose is an axis-angle rotation ω (Rodrigues' formula, written with Nu
 diffsci differentiates) and a translation. The target is turned so that three faces show (seen
 face-on, a box's silhouette cannot tell a tilt from its mirror image). Starting from a pose
 rotated by about 23° and shifted by 0.41, Adam fits both to the target silhouette under a mean
-squared pixel loss, with
-``edges=True``: the gradient is the edge-sampling term of Li et al. (2018) alone, since the
-interior (shading) derivative of a flat silhouette is identically zero — the same fit without
-the edge term does not move (the script checks this).
+squared pixel loss, with ``edges=True``: the gradient is the edge-sampling term of Li et al.
+(2018) alone, since the interior (shading) derivative of a flat silhouette is identically zero
+(the RESULT line reports the interior-only gradient's norm), so without the edge term the fit
+cannot move at all.
 
 Default: 48×48 images, 4 samples per pixel, 200 steps; ``--full``: 96×96, 400 steps. The figure
 shows the initial, fitted and target silhouettes and the loss; the RESULT line gives the pose
