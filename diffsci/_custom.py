@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from ._core import Dual, ForwardTrace, Tracer, _add, getval, is_tracer, record, top_trace
-from ._tree import tree_flatten, tree_unflatten
+from ._tree import _LEAF, _NONE, _same, tree_flatten, tree_unflatten
 
 __all__ = ["custom_vjp"]
 
@@ -48,9 +48,25 @@ class custom_vjp:
 
     Arguments and outputs may be pytrees.  ``bwd`` returns a tuple with one
     entry per positional argument, each shaped like that argument (``None``
-    for an argument with no cotangent, e.g. an integer).  Write ``bwd`` with
-    NumPy calls to keep higher-order derivatives available.  Without traced
-    inputs the undecorated function runs.
+    for an argument with no cotangent, e.g. an integer; ``None`` may also stand
+    for part of a pytree argument).  A real output's cotangent reaches ``bwd``
+    real.  Without traced inputs the undecorated function runs.
+
+    Higher order (``hessian``, ``grad`` of ``grad``, ``jvp`` of ``grad``):
+    ``fwd`` and ``bwd`` then receive values traced by the outer levels, and
+    what they compute from them is differentiated in turn.  So:
+
+    * compute with NumPy calls or with custom_vjp functions (``f`` itself
+      included), never a kernel on ``getval``'d values;
+    * ``bwd`` must return a cotangent for every argument its result depends
+      on: ``None`` means zero, and a custom_vjp called *inside* a ``bwd``
+      whose own ``bwd`` drops an argument it depends on (say the angles of a
+      VJP primitive) gives wrong second derivatives — ``check_grads(...,
+      order=2)`` catches that;
+    * residuals may be traced values (they are differentiated through
+      ``bwd``); a value traced by the *running* level may reach the rules
+      only as an argument — one captured by a closure or hidden in an opaque
+      (non-pytree) argument raises instead of giving wrong derivatives.
     """
 
     def __init__(self, fun):
@@ -105,6 +121,8 @@ class custom_vjp:
         out, res = self.fwd(*tree_unflatten(in_tree, vals))
         out_leaves, out_tree = tree_flatten(out)
         self._check_fwd_traced(vals, out_leaves)
+        self._check_not_captured(top, out_leaves, "fwd", "outputs")
+        self._check_not_captured(top, _leaves(res), "fwd", "residuals")
         call = record(top, out_leaves, self._back, tuple(parents), res, (in_tree, out_tree))
         n = len(out_leaves)
         new = []
@@ -133,6 +151,7 @@ class custom_vjp:
                                  tree_unflatten(in_tree, tangents))
             out_leaves, out_tree = tree_flatten(out)
             t_leaves = tree_flatten(tout)[0]
+            self._check_not_captured(top, out_leaves + t_leaves, "jvp", "outputs")
             if len(t_leaves) != len(out_leaves):
                 raise TypeError(
                     f"custom_vjp {self.__name__}: jvp returned {len(t_leaves)} tangent leaves "
@@ -143,6 +162,8 @@ class custom_vjp:
         out, res = self.fwd(*tree_unflatten(in_tree, primals))
         out_leaves, out_tree = tree_flatten(out)
         self._check_fwd_traced(primals, out_leaves)
+        self._check_not_captured(top, out_leaves, "fwd", "outputs")
+        self._check_not_captured(top, _leaves(res), "fwd", "residuals")
         diff = [k for k, o in enumerate(out_leaves) if _is_numeric(o)
                 and np.result_type(getval(o)).kind in "fc"]
         if not diff:
@@ -191,6 +212,23 @@ class custom_vjp:
                 f"traced, or raise a clear error for higher orders."
             )
 
+    def _check_not_captured(self, top, leaves, rule, what):
+        """The rules see this level's values unwrapped, so a value traced at this level (or a
+        deeper one) in what they return came in some other way: a closure, or a static object
+        (a non-pytree leaf) carrying it.  Its dependence cannot reach bwd's cotangents."""
+        level = top.level
+        for x in leaves:
+            if (type(x) is Tracer or type(x) is Dual) and x._tape.level >= level:
+                raise TypeError(
+                    f"custom_vjp {self.__name__}: its {rule} returned {what} traced by the "
+                    f"differentiation running this call, although it received that level's "
+                    f"values untraced: they depend on a traced value it closes over or finds "
+                    f"inside an opaque (non-pytree) argument. That dependence would be lost "
+                    f"(wrong derivatives). Pass the value as a positional argument (a pytree "
+                    f"leaf) and return its cotangent from bwd, or compute it inside the rule "
+                    f"from the arguments."
+                )
+
     def _no_forward(self, why):
         return (
             f"custom_vjp {self.__name__} was differentiated in forward mode, which it derives "
@@ -218,18 +256,34 @@ class custom_vjp:
                 ct_leaves.extend([None] * sub.num_leaves)
             else:
                 cl, ctree = tree_flatten(c)
-                if ctree != sub:
+                if ctree == sub:
+                    ct_leaves.extend(cl)
+                    continue
+                out = _match_with_nones(ctree, sub, iter(cl))
+                if out is None:
                     raise TypeError(
                         f"custom_vjp {self.__name__}: a cotangent has structure {ctree!r}, "
-                        f"expected {sub!r} (the argument's structure)"
+                        f"expected {sub!r} (the argument's structure; None may stand for "
+                        f"any part with no cotangent)"
                     )
-                ct_leaves.extend(cl)
+                ct_leaves.extend(out)
         return ct_leaves
 
     def _back(self, grads, owned, g, rec):
         parents, out_leaves, res = rec._parents, rec._value, rec._args
         in_tree, out_tree = rec._kwargs
-        gs = [np.zeros_like(getval(o)) if c is None else c for c, o in zip(g, out_leaves)]
+        gs = []
+        for c, o in zip(g, out_leaves):
+            ov = getval(o)
+            if c is None:
+                c = np.zeros_like(ov)
+            elif _is_complex(c) and not _is_complex(ov):
+                # Cotangents of real values may carry an imaginary part that means
+                # nothing (x̄ = ḡ·conj(y) for real x times complex y): NumPy rules ignore
+                # it, a user's bwd need not.  Under nesting it does appear (the outer
+                # sweep through bwd's complex arithmetic), so hand bwd the real part.
+                c = np.real(c)
+            gs.append(c)
         cts = self.bwd(res, tree_unflatten(out_tree, gs))
         ct_leaves = self._cotangent_leaves(cts, in_tree)
         for p, c in zip(parents, ct_leaves):
@@ -237,6 +291,45 @@ class custom_vjp:
                 _add(grads, owned, p, c)
 
 
+def _leaves(tree):
+    """The leaves of ``tree``: tuples, lists and dicts walked directly (a residual is
+    usually a tuple of arrays; tree_flatten costs microseconds per call), others flattened."""
+    t = type(tree)
+    if t is tuple or t is list:
+        return [y for x in tree for y in _leaves(x)]
+    if t is dict:
+        return [y for x in tree.values() for y in _leaves(x)]
+    if t is np.ndarray or t is Tracer or t is Dual or t is float or tree is None:
+        return [tree]
+    return tree_flatten(tree)[0]
+
+
+def _match_with_nones(ctree, sub, it):
+    """Cotangent leaves for the argument structure ``sub`` where the cotangent's structure
+    ``ctree`` has ``None`` in place of some parts (e.g. an integer leaf of a dict); None
+    if the structures differ otherwise."""
+    if ctree.kind == _NONE and sub.kind != _NONE:
+        return [None] * sub.num_leaves
+    if ctree.kind == _LEAF or sub.kind == _LEAF:
+        return [next(it)] if ctree.kind == sub.kind == _LEAF else None
+    if (ctree.kind != sub.kind or len(ctree.children) != len(sub.children)
+            or not _same(ctree.aux, sub.aux)):
+        return None
+    out = []
+    for c, s in zip(ctree.children, sub.children):
+        part = _match_with_nones(c, s, it)
+        if part is None:
+            return None
+        out.extend(part)
+    return out
+
+
 def _is_numeric(x):
     v = getval(x)
     return isinstance(v, (np.ndarray, np.generic, int, float, complex))
+
+
+def _is_complex(x):
+    v = getval(x)
+    dt = getattr(v, "dtype", None)
+    return (dt.kind if dt is not None else np.result_type(v).kind) == "c"
