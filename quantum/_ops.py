@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
-from diffsci.extend import Tracer
+from diffsci.extend import is_tracer
 
 from . import _kernels as K
 from ._model import Program
@@ -28,13 +28,15 @@ from ._model import Program
 class Static:
     """An opaque, non-differentiable bundle passed through ``custom_vjp`` (a pytree leaf)."""
 
-    __slots__ = ("program", "obs", "device", "square")
+    __slots__ = ("program", "obs", "device", "square", "theta_traced")
 
-    def __init__(self, program: Program, obs=None, device: str = "cpu", square: bool = False):
+    def __init__(self, program: Program, obs=None, device: str = "cpu", square: bool = False,
+                 theta_traced: bool = False):
         self.program = program
         self.obs = obs
         self.device = device
         self.square = square
+        self.theta_traced = theta_traced  # θ is traced: second order needs θ's cotangent
 
 
 # ---------------------------------------------------------------------------- plain backends
@@ -142,22 +144,13 @@ def observables_values(obs, psi: np.ndarray, square: bool = False) -> np.ndarray
 
 # ---------------------------------------------------------------------------- state primitive
 #
-# Second derivatives are forward over reverse: the VJP primitive takes θ as an argument and its JVP
-# is the second-order sweep (H1); rules call primitives, never kernels, on values that may be
-# forward-mode duals. Reverse over reverse is refused with a clear error (see DERIVATIONS.md H2).
+# Second derivatives: the VJP primitive takes θ as an argument; its JVP (forward over reverse) and
+# its θ-cotangent (reverse over reverse) are the second-order sweep (H1). Rules call primitives,
+# never kernels, on values that may be traced.
 
 
 def _plain(x) -> bool:
     return isinstance(x, np.ndarray | np.generic | float | int | complex)
-
-
-def _no_reverse_over_reverse(x, what: str):
-    """Refuse a reverse-traced input to a rule's forward pass (reverse over reverse)."""
-    if isinstance(x, Tracer):
-        raise NotImplementedError(
-            f"quantum: {what} was differentiated in reverse mode twice (e.g. ds.hessian's "
-            "default reverse over reverse), which these kernels do not support; use "
-            "ds.hessian(f, mode='fwd') (forward over reverse, DERIVATIONS.md eq. H1).")
 
 
 @ds.custom_vjp
@@ -167,14 +160,17 @@ def state_p(theta, static: Static):
 
 
 def _state_fwd(theta, static):
-    _no_reverse_over_reverse(theta, "state/expval")
     psi = state_p(theta, static)  # plain at first order; a forward-mode dual when nested
     return psi, (theta, psi, static)
 
 
 def _state_bwd(res, psibar):
     theta, psi, static = res
-    return _state_vjp_p(psibar, theta, Static((static.program, psi), device=static.device)), None
+    # Only a traced θ (second order) needs θ's cotangent in the VJP's own VJP: it costs a
+    # second-order sweep, and noisy circuits have none.
+    vjp_static = Static((static.program, psi), device=static.device,
+                        theta_traced=is_tracer(theta))
+    return _state_vjp_p(psibar, theta, vjp_static), None
 
 
 state_p.defvjp(_state_fwd, _state_bwd)
@@ -190,7 +186,6 @@ def _state_vjp_p(psibar, theta, static: Static):
 
 
 def _state_vjp_fwd(psibar, theta, static):
-    _no_reverse_over_reverse(theta, "state/expval")
     return _state_vjp_p(psibar, theta, static), (psibar, theta, static)
 
 
@@ -199,11 +194,16 @@ def _state_vjp_bwd(res, tbar):
     program = static.program[0]
     if not (_plain(tbar) and _plain(theta) and _plain(psibar)):
         raise NotImplementedError("quantum: reverse mode over forward mode through expval/state "
-                                  "(e.g. ds.grad of a ds.jvp) is not supported; for second "
-                                  "derivatives use ds.hessian (reverse over reverse) or "
-                                  "ds.hessian(f, mode='fwd') (forward over reverse).")
-    # θ is plain here (a traced θ would have been refused above), so it needs no cotangent.
-    return tangent_jvp(program, theta, np.asarray(tbar, np.float64)), None, None
+                                  "(e.g. ds.grad of a ds.jvp) and derivatives of order three "
+                                  "are not supported; for second derivatives use ds.hessian.")
+    # θ̄ = Re(J(θ)ᴴψ̄) depends on θ too: its θ-cotangent Σ_k t̄_k ∂_θ Re⟨∂_kψ, ψ̄⟩ is the
+    # directional derivative of θ̄ along t̄ (the matrix Re⟨∂_j∂_kψ, ψ̄⟩ is symmetric, eq. H1),
+    # which second derivatives by reverse over reverse need.
+    tbar = np.asarray(tbar, np.float64)
+    theta_bar = None
+    if static.theta_traced:
+        theta_bar = adjoint_tangent(program, theta, psibar, tbar, 0.0)[1]
+    return tangent_jvp(program, theta, tbar), theta_bar, None
 
 
 def _state_vjp_jvp(primals, tangents):
@@ -231,7 +231,6 @@ def _apply_obs_p(psi, static: Static):
 
 
 def _apply_obs_fwd(psi, static):
-    _no_reverse_over_reverse(psi, "expval")
     return _apply_obs_p(psi, static), static
 
 
@@ -258,7 +257,6 @@ def pauli_p(psi, static: Static):
 
 
 def _pauli_fwd(psi, static):
-    _no_reverse_over_reverse(psi, "expval")
     return pauli_p(psi, static), (psi, static)
 
 
