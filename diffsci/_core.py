@@ -305,7 +305,7 @@ def primitive(fun=None, *, name=None):
                     return Dual(ans, t, a._tape)
                 return fun(a)
             v = a._value
-            if type(v) is Tracer or type(v) is Dual:
+            if type(v) is not _ndarray and (type(v) is Tracer or type(v) is Dual):
                 return general((a,), None)
             ans = fun(v)
             tape = a._tape
@@ -336,7 +336,8 @@ def primitive(fun=None, *, name=None):
                     return general((a, b), None)
                 parents = (a._idx, b._idx)
             else:
-                if tb is Dual or type(va) is Tracer or type(va) is Dual:
+                if tb is Dual or (type(va) is not _ndarray
+                                  and (type(va) is Tracer or type(va) is Dual)):
                     return general((a, b), None)
                 vb = b
                 parents = (a._idx, None)
@@ -541,11 +542,9 @@ def _sweep(recs, grads, owned, n):
             continue
         r = recs[i]
         parents = r._parents
-        if parents is None:  # a leaf: keep its gradient
-            continue
-        grads[i] = None
-        rules = r._rules
         if type(parents) is int:  # one positional argument, no kwargs
+            grads[i] = None
+            rules = r._rules
             try:
                 rule = rules[0]
             except KeyError:
@@ -556,6 +555,10 @@ def _sweep(recs, grads, owned, n):
             else:
                 _add(grads, owned, parents, c)
             continue
+        if parents is None:  # a leaf: keep its gradient
+            continue
+        grads[i] = None
+        rules = r._rules
         if type(rules) is not Rules:  # a special record (custom_vjp, ...)
             rules(grads, owned, g, r)
             continue
