@@ -23,6 +23,8 @@ program inside one compiled call, so small circuits pay no per-gate Python overh
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -59,6 +61,15 @@ def _insert0(k, b):
 
 
 @njit(cache=True, inline="always")
+def _log2(v):
+    """The position of the single set bit of v > 0."""
+    p = 0
+    while not (v >> p) & 1:
+        p += 1
+    return p
+
+
+@njit(cache=True, inline="always")
 def _iphase(ny):
     """i**ny."""
     r = ny & 3
@@ -69,6 +80,23 @@ def _iphase(ny):
     if r == 2:
         return -1.0 + 0.0j
     return 0.0 - 1.0j
+
+
+def _twin(fn):
+    """(serial, parallel) njit compilations of one kernel, cached under distinct names.
+
+    The kernel is written with ``prange`` (plain ``range`` when compiled serially); the copies
+    get distinct qualified names so Numba's on-disk cache keeps them apart.
+    """
+    out = []
+    for suffix, par in (("", False), ("_par", True)):
+        f = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__,
+                               fn.__closure__)
+        f.__qualname__ = fn.__qualname__ + suffix
+        f.__doc__ = fn.__doc__
+        out.append(njit(cache=True, parallel=par)(f) if par else njit(cache=True)(f))
+    return out[0], out[1]
+
 
 
 # ----------------------------------------------------------------------------- gate kernels
@@ -188,18 +216,67 @@ def _diag1_blocked(psi, bit, d0, d1):
             psi[i + bit] *= d1
 
 
+#: States of at least this many amplitudes use the ``parallel=True`` kernels (when Numba runs more
+#: than one thread): below it, thread start-up costs more than the sweep (measured: 2**14).
+PAR_MIN_AMPS = 1 << 14
+
+
+def _cx1(psi, b, c):
+    """psi <- CNOT psi (control bit c, target bit b): a swap on the quarter with bit c set."""
+    lo, hi = min(b, c), max(b, c)
+    bit = 1 << b
+    cbit = 1 << c
+    for k in prange(psi.size >> 2):
+        i0 = _insert0(_insert0(k, lo), hi) | cbit
+        t = psi[i0]
+        psi[i0] = psi[i0 | bit]
+        psi[i0 | bit] = t
+
+
+def _rot1_idx(psi, b, m00, m01, m10, m11):
+    """:func:`_rot1_blocked` over amplitude pairs by index (balanced across threads)."""
+    bit = 1 << b
+    for k in prange(psi.size >> 1):
+        i = _insert0(k, b)
+        a0 = psi[i]
+        a1 = psi[i + bit]
+        psi[i] = m00 * a0 + m01 * a1
+        psi[i + bit] = m10 * a0 + m11 * a1
+
+
+def _diag1_idx(psi, b, d0, d1):
+    """:func:`_diag1_blocked` by index."""
+    bit = 1 << b
+    for j in prange(psi.size):
+        psi[j] *= d1 if j & bit else d0
+
+
+cx1, cx1_par = _twin(_cx1)
+_rot1_serial, rot1_par = _twin(_rot1_idx)
+_diag1_serial, diag1_par = _twin(_diag1_idx)
+
+
 @njit(cache=True)
-def apply_rot(psi, xmask, zmask, ny, cmask, phi):
-    """psi <- exp(-i phi P / 2) psi on the control subspace; P = (xmask, zmask, ny)."""
+def apply_rot(psi, xmask, zmask, ny, cmask, phi, par=False):
+    """psi <- exp(-i phi P / 2) psi on the control subspace; P = (xmask, zmask, ny).
+
+    ``par``: use the multi-threaded kernels for the one-wire fast path.
+    """
     c = np.cos(0.5 * phi)
     s = np.sin(0.5 * phi)
     one = xmask | zmask
     if cmask == 0 and (one & (one - 1)) == 0:  # one uncontrolled wire: RX, RY, RZ
         if xmask == 0:
-            _diag1_blocked(psi, zmask, complex(c, -s), complex(c, s))
+            if par:
+                diag1_par(psi, _log2(zmask), complex(c, -s), complex(c, s))
+            else:
+                _diag1_blocked(psi, zmask, complex(c, -s), complex(c, s))
         else:
             ph = _iphase(ny) * complex(0.0, -s)
-            _rot1_blocked(psi, xmask, c, -ph if zmask else ph, ph, c)
+            if par:
+                rot1_par(psi, _log2(xmask), c, -ph if zmask else ph, ph, c)
+            else:
+                _rot1_blocked(psi, xmask, c, -ph if zmask else ph, ph, c)
         return
     if xmask == 0:  # diagonal: Z-type strings (RZ, IsingZZ, MultiRZ)
         em = complex(c, -s)
@@ -237,8 +314,8 @@ def apply_phase(psi, mask, phi):
 
 
 @njit(cache=True)
-def apply_op(psi, kind, ints, mat, phi, inverse):
-    """Apply one elementary operation (or its inverse) in place."""
+def apply_op(psi, kind, ints, mat, phi, inverse, par=False):
+    """Apply one elementary operation (or its inverse) in place; ``par``: multi-threaded kernels."""
     b0 = ints[0]
     cmask = ints[2]
     if kind == K_MAT1:
@@ -250,7 +327,13 @@ def apply_op(psi, kind, ints, mat, phi, inverse):
     elif kind == K_MAT2 or kind == K_CHAN:  # K_CHAN "inverse": the adjoint S^H (not S^-1)
         apply_mat2(psi, b0, ints[1], cmask, mat, inverse)
     elif kind == K_X:
-        apply_x(psi, b0, cmask)
+        if cmask != 0 and (cmask & (cmask - 1)) == 0:  # CNOT: one control, no branch per pair
+            if par:
+                cx1_par(psi, b0, _log2(cmask))
+            else:
+                cx1(psi, b0, _log2(cmask))
+        else:
+            apply_x(psi, b0, cmask)
     elif kind == K_SWAP:
         apply_swap(psi, b0, ints[1], cmask)
     elif kind == K_DIAG:
@@ -259,7 +342,7 @@ def apply_op(psi, kind, ints, mat, phi, inverse):
         else:
             apply_diag(psi, b0, cmask, mat[0, 0], mat[1, 1])
     elif kind == K_ROT:
-        apply_rot(psi, ints[3], ints[4], ints[5], cmask, -phi if inverse else phi)
+        apply_rot(psi, ints[3], ints[4], ints[5], cmask, -phi if inverse else phi, par)
     elif kind == K_PHASE:
         apply_phase(psi, cmask, -phi if inverse else phi)
 
@@ -273,10 +356,11 @@ def _angle(g, pidx, scale, offset, theta):
 
 
 @njit(cache=True)
-def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta):
+def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta, par=False):
     """psi <- U_G ... U_1 psi for the program at parameters theta (in place)."""
     for g in range(kinds.size):
-        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False)
+        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False,
+                 par)
 
 
 @njit(cache=True, parallel=True)
@@ -323,6 +407,41 @@ def generator_inner(lam, psi, kind, ints):
     return complex(0.0, -0.5) * _iphase(ints[5]) * acc
 
 
+def _gen1_inner(lam, psi, b, ysign):
+    """Σ_j conj(lam_j) (P psi)_j / i**ny for one uncontrolled wire b (by index, for threads).
+
+    ``ysign``: 0 for Z; +1 for X; -1 for Y (``(Y psi)_i = -i psi_{i+b}``, ``(Y psi)_{i+b} = i psi_i``
+    up to the i**ny factor applied by the caller).
+    """
+    bit = 1 << b
+    re = 0.0
+    im = 0.0
+    for k in prange(psi.size >> 1):
+        i = _insert0(k, b)
+        if ysign == 0:
+            t = np.conj(lam[i]) * psi[i] - np.conj(lam[i + bit]) * psi[i + bit]
+        else:
+            t = np.conj(lam[i]) * psi[i + bit] * ysign + np.conj(lam[i + bit]) * psi[i]
+        re += t.real
+        im += t.imag
+    return complex(re, im)
+
+
+_gen1_serial, gen1_inner_par = _twin(_gen1_inner)
+
+
+@njit(cache=True)
+def generator_inner_par(lam, psi, kind, ints):
+    """:func:`generator_inner` with the one-wire rotations multi-threaded."""
+    xmask, zmask = ints[3], ints[4]
+    one = xmask | zmask
+    if kind == K_ROT and ints[2] == 0 and (one & (one - 1)) == 0:
+        ysign = 0.0 if xmask == 0 else (-1.0 if zmask else 1.0)
+        acc = gen1_inner_par(lam, psi, _log2(one), ysign)
+        return complex(0.0, -0.5) * _iphase(ints[5]) * acc
+    return generator_inner(lam, psi, kind, ints)
+
+
 @njit(cache=True)
 def add_generator(dst, psi, kind, ints, coef):
     """dst <- dst + coef · A psi for the generator A of a parameterised op."""
@@ -344,7 +463,7 @@ def add_generator(dst, psi, kind, ints, coef):
 
 
 @njit(cache=True)
-def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad):
+def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, par=False):
     """The adjoint method: grad[k] += Re⟨lam, dpsi/dtheta_k⟩ (DERIVATIONS.md, eq. A3).
 
     On entry ``psi`` is the final state and ``lam`` the cotangent of the final state; both are
@@ -354,10 +473,13 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad)
         kind = kinds[g]
         phi = _angle(g, pidx, scale, offset, theta)
         if pidx[g] >= 0:
-            d = generator_inner(lam, psi, kind, ints[g]).real
+            if par:
+                d = generator_inner_par(lam, psi, kind, ints[g]).real
+            else:
+                d = generator_inner(lam, psi, kind, ints[g]).real
             grad[pidx[g]] += scale[g] * d
-        apply_op(psi, kind, ints[g], mats[g], phi, True)
-        apply_op(lam, kind, ints[g], mats[g], phi, True)
+        apply_op(psi, kind, ints[g], mats[g], phi, True, par)
+        apply_op(lam, kind, ints[g], mats[g], phi, True, par)
 
 
 @njit(cache=True, parallel=True)
@@ -403,7 +525,7 @@ def adjoint_sweep_mixed(psi, lam, kinds, ints, mats, pidx, scale, offset, theta,
 
 
 @njit(cache=True)
-def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta):
+def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta, par=False):
     """Forward-mode sweep: psi <- U psi and dpsi <- U dpsi + (dphi_g) A_g U psi, gate by gate.
 
     ``dpsi`` starts as the tangent of the initial state (zeros for a fixed |0…0⟩).
@@ -411,8 +533,8 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
     for g in range(kinds.size):
         kind = kinds[g]
         phi = _angle(g, pidx, scale, offset, theta)
-        apply_op(psi, kind, ints[g], mats[g], phi, False)
-        apply_op(dpsi, kind, ints[g], mats[g], phi, False)
+        apply_op(psi, kind, ints[g], mats[g], phi, False, par)
+        apply_op(dpsi, kind, ints[g], mats[g], phi, False, par)
         if pidx[g] >= 0:
             dphi = scale[g] * dtheta[pidx[g]]
             if dphi != 0.0:
@@ -486,3 +608,70 @@ def apply_pauli_terms(psi, out, xm, zm, ph):
             src = j ^ x
             v = f * psi[src]
             out[j] += -v if _parity(src & z) else v
+
+
+# ----------------------------------------------------------------------------- fused observables
+#
+# A Hamiltonian's compiled form (``_model.CompiledObservable.fused``): the Z-type terms (xmask 0)
+# summed into one real diagonal ``diag`` (length 2**n, built once by :func:`build_diag`), the
+# others grouped by flip mask (group g: mask ``gx[g]``, terms ``gstart[g]:gstart[g+1]`` of
+# ``(tz, tph)``). Then ⟨ψ|H|ψ⟩ and Hψ take one sweep for the diagonal and one per distinct flip
+# mask (DERIVATIONS.md, eq. P2), not one per term. Each kernel is compiled twice, serial and
+# ``parallel=True`` (suffix ``_par``); ``_ops`` picks the latter from ``PAR_MIN_AMPS`` up.
+
+
+@njit(cache=True)
+def build_diag(diag, zm, coef):
+    """diag_j <- Σ_k coef_k (-1)**popcount(j & zm_k) (the Z-type part of a Hamiltonian)."""
+    for j in range(diag.size):
+        s = 0.0
+        for k in range(zm.size):
+            s += -coef[k] if _parity(j & zm[k]) else coef[k]
+        diag[j] = s
+
+
+@njit(cache=True, inline="always")
+def _group_coef(src, lo, hi, tz, tph):
+    c = 0.0j
+    for k in range(lo, hi):
+        c += -tph[k] if _parity(src & tz[k]) else tph[k]
+    return c
+
+
+def _fused_expval(psi, diag, gx, gstart, tz, tph):
+    """Re ⟨psi|H|psi⟩ for a fused Hamiltonian (``diag.size == 0``: no Z-type terms)."""
+    total = 0.0
+    if diag.size:
+        for j in prange(psi.size):
+            a = psi[j]
+            total += diag[j] * (a.real * a.real + a.imag * a.imag)
+    for g in range(gx.size):
+        x = gx[g]
+        lo = gstart[g]
+        hi = gstart[g + 1]
+        for j in prange(psi.size):
+            src = j ^ x
+            t = np.conj(psi[j]) * psi[src] * _group_coef(src, lo, hi, tz, tph)
+            total += t.real
+    return total
+
+
+def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
+    """out <- H psi for a fused Hamiltonian (out overwritten)."""
+    if diag.size:
+        for j in prange(psi.size):
+            out[j] = diag[j] * psi[j]
+    else:
+        for j in prange(psi.size):
+            out[j] = 0.0
+    for g in range(gx.size):
+        x = gx[g]
+        lo = gstart[g]
+        hi = gstart[g + 1]
+        for j in prange(psi.size):
+            src = j ^ x
+            out[j] += _group_coef(src, lo, hi, tz, tph) * psi[src]
+
+
+fused_expval, fused_expval_par = _twin(_fused_expval)
+fused_apply, fused_apply_par = _twin(_fused_apply)

@@ -15,12 +15,13 @@ counts, unitarity and Pauli-string lengths, each with an error naming the argume
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from numbers import Real
 
 import numpy as np
 
 from ._gates import GATES, Elementary, pauli_masks
-from ._kernels import K_CHAN, K_MAT1, K_MAT2, K_PHASE
+from ._kernels import K_CHAN, K_MAT1, K_MAT2, K_PHASE, build_diag
 from ._noise import CHANNELS, KRAUS, check_kraus, check_strength, compile_mixed, superop
 
 #: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
@@ -742,11 +743,57 @@ def maxcut(edges, weights=None) -> Hamiltonian:
     return Hamiltonian(tuple(terms))
 
 
+class CompiledObservable(tuple):
+    """``(xmask, zmask, phase)`` term arrays of a Hamiltonian on n qubits, and its fused form.
+
+    A tuple of the three arrays (so ``xm, zm, ph = obs`` works), with :attr:`fused`: the
+    arguments ``(diag, gx, gstart, tz, tph)`` of the fused kernels (``_kernels.fused_expval``,
+    eq. P2 of ``DERIVATIONS.md``), built on first use and kept.
+    """
+
+    def __new__(cls, xm, zm, ph, n_qubits: int):
+        self = super().__new__(cls, (xm, zm, ph))
+        self.n_qubits = n_qubits
+        self._fused = None
+        return self
+
+    @property
+    def fused(self) -> tuple[np.ndarray, ...]:
+        """``(diag, gx, gstart, tz, tph)``: the Z-type terms summed into one real diagonal
+        (``diag`` empty when there are none), the other terms grouped by flip mask."""
+        if self._fused is None:
+            xm, zm, ph = self
+            zt = xm == 0
+            diag = np.empty(0)
+            if np.any(zt):
+                diag = np.empty(1 << self.n_qubits)
+                build_diag(diag, zm[zt], ph[zt].real)  # Z-type terms have ny = 0: real phases
+            order = np.argsort(xm[~zt], kind="stable")
+            gxs, tz, tph = xm[~zt][order], zm[~zt][order], ph[~zt][order]
+            gx, start = np.unique(gxs, return_index=True)
+            gstart = np.append(start, gxs.size).astype(np.int64)
+            self._fused = (diag, gx.astype(np.int64), gstart, tz, tph)
+        return self._fused
+
+
+@lru_cache(maxsize=64)
+def _compile_terms(H: Hamiltonian, n_qubits: int) -> CompiledObservable:
+    k = len(H.terms)
+    xm = np.zeros(k, np.int64)
+    zm = np.zeros(k, np.int64)
+    ph = np.zeros(k, np.complex128)
+    for t, (c, word, wires) in enumerate(H.terms):
+        x, z, ny = pauli_masks(word, tuple(n_qubits - 1 - w for w in wires))
+        xm[t], zm[t], ph[t] = x, z, c * (1j) ** ny
+    return CompiledObservable(xm, zm, ph, n_qubits)
+
+
 def compile_observable(H: Hamiltonian, n_qubits: int, what: str = "observable"):
-    """``(xmask, zmask, phase)`` arrays of a Hamiltonian on an n-qubit register.
+    """The :class:`CompiledObservable` ``(xmask, zmask, phase)`` of a Hamiltonian on n qubits.
 
     ``phase[k] = coeff_k * i**ny_k`` so that term k acts as ``phase[k] * (-1)**popcount(src & z)``
-    on the amplitude ``src = j ^ xmask[k]``.
+    on the amplitude ``src = j ^ xmask[k]``. Compiled forms are cached per (H, n_qubits), so a
+    training loop builds the fused diagonal once.
 
     Raises:
         TypeError: H is not a Hamiltonian.
@@ -758,11 +805,4 @@ def compile_observable(H: Hamiltonian, n_qubits: int, what: str = "observable"):
     if H.n_wires > n_qubits:
         raise ValueError(f"{what} acts on wire {H.n_wires - 1} but the circuit has {n_qubits} "
                          f"qubit(s).")
-    k = len(H.terms)
-    xm = np.zeros(k, np.int64)
-    zm = np.zeros(k, np.int64)
-    ph = np.zeros(k, np.complex128)
-    for t, (c, word, wires) in enumerate(H.terms):
-        x, z, ny = pauli_masks(word, tuple(n_qubits - 1 - w for w in wires))
-        xm[t], zm[t], ph[t] = x, z, c * (1j) ** ny
-    return xm, zm, ph
+    return _compile_terms(H, n_qubits)

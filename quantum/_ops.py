@@ -16,6 +16,7 @@ the ``device`` of a call selects CPU (``quantum._kernels``) or CUDA (``quantum._
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 import diffsci as ds
@@ -56,7 +57,7 @@ def forward_states(program: Program, theta: np.ndarray, device: str = "cpu") -> 
         return _cuda.forward_states(program, theta)
     psi = _zero_states(program.n_qubits, theta.shape[:-1])
     if theta.ndim == 1:
-        K.run_forward(psi, *program.arrays, theta)
+        K.run_forward(psi, *program.arrays, theta, _par(psi.shape[-1]))
     else:
         K.run_forward_batch(psi, *program.arrays, theta)
     return psi
@@ -80,7 +81,7 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
             K.run_forward_record(rec, *program.arrays, theta[b], snaps)
             K.adjoint_sweep_mixed(p[b], lam[b], *program.arrays, theta[b], grad[b], snaps)
     elif theta.ndim == 1:
-        K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
+        K.adjoint_sweep(p, lam, *program.arrays, theta, grad, _par(psi.shape[-1]))
     else:
         K.adjoint_sweep_batch(p, lam, *program.arrays, theta, grad)
     return grad
@@ -92,7 +93,7 @@ def tangent_jvp(program: Program, theta: np.ndarray, dtheta: np.ndarray, *,
     psi = _zero_states(program.n_qubits, theta.shape[:-1])
     dpsi = np.zeros_like(psi)
     if theta.ndim == 1:
-        K.tangent_sweep(psi, dpsi, *program.arrays, theta, dtheta)
+        K.tangent_sweep(psi, dpsi, *program.arrays, theta, dtheta, _par(psi.shape[-1]))
     else:
         for b in np.ndindex(theta.shape[:-1]):
             K.tangent_sweep(psi[b], dpsi[b], *program.arrays, theta[b], dtheta[b])
@@ -121,12 +122,21 @@ def adjoint_tangent(program: Program, theta, psibar, dtheta, dpsibar):
     return grad, dgrad
 
 
+def _par(dim: int) -> bool:
+    """Multi-threaded kernels for a state of ``dim`` amplitudes (K.PAR_MIN_AMPS, >1 thread)?"""
+    return dim >= K.PAR_MIN_AMPS and numba.get_num_threads() > 1
+
+
 def apply_observables(obs, psi: np.ndarray) -> np.ndarray:
-    """``H_m ψ`` for every observable: shape ``psi.shape[:-1] + (M, 2**n)``."""
+    """``H_m ψ`` for every observable: shape ``psi.shape[:-1] + (M, 2**n)``.
+
+    One sweep for the diagonal part and one per distinct flip mask (fused form, eq. P2).
+    """
     out = np.empty(psi.shape[:-1] + (len(obs),) + psi.shape[-1:], np.complex128)
+    kernel = K.fused_apply_par if _par(psi.shape[-1]) else K.fused_apply
     for b in np.ndindex(psi.shape[:-1]):
-        for m, (xm, zm, ph) in enumerate(obs):
-            K.apply_pauli_terms(psi[b], out[b + (m,)], xm, zm, ph)
+        for m, o in enumerate(obs):
+            kernel(psi[b], out[b + (m,)], *o.fused)
     return out
 
 
@@ -136,9 +146,10 @@ def observables_values(obs, psi: np.ndarray, square: bool = False) -> np.ndarray
     if square:
         hpsi = apply_observables(obs, psi)
         return np.sum(hpsi.real**2 + hpsi.imag**2, axis=-1)
+    kernel = K.fused_expval_par if _par(psi.shape[-1]) else K.fused_expval
     for b in np.ndindex(psi.shape[:-1]):
-        for m, (xm, zm, ph) in enumerate(obs):
-            out[b + (m,)] = K.pauli_terms_expval(psi[b], xm, zm, ph)
+        for m, o in enumerate(obs):
+            out[b + (m,)] = kernel(psi[b], *o.fused)
     return out
 
 

@@ -107,6 +107,64 @@ def test_pauli_kernels_match_dense(H):
     np.testing.assert_allclose(out, dense @ psi, atol=1e-12)
 
 
+#: Terms sharing a flip mask (XX, YY, XY on wires 0, 1; X and Y on wire 2 with Z's), Z-type terms
+#: and a constant: the fused form groups them (eq. P2).
+FUSED_H = Hamiltonian(((0.4, "XX", (0, 1)), (-0.7, "YY", (0, 1)), (0.3, "XY", (1, 0)),
+                       (1.1, "XZ", (2, 3)), (0.6, "YZ", (2, 0)), (-0.2, "ZZ", (1, 3)),
+                       (0.5, "Z", (2,)), (1.5, "", ()), (0.9, "XYZI", (0, 1, 2, 3))))
+
+
+@pytest.mark.parametrize("H", [FUSED_H, tfim(N, 0.7, 1.3), Hamiltonian(((0.3, "XY", (1, 2)),)),
+                               0.5 * Hamiltonian(((1.0, "ZZ", (0, 2)),))],
+                         ids=["grouped", "tfim", "no-diagonal", "diagonal-only"])
+@pytest.mark.parametrize("par", [False, True], ids=["serial", "parallel"])
+def test_fused_observable_kernels_match_dense(H, par):
+    obs = compile_observable(H, N)
+    diag, gx, gstart, tz, tph = obs.fused
+    assert gx.size == len(set(int(x) for x in obs[0] if x)), "one group per distinct flip mask"
+    psi = P.random_state(N, RNG)
+    dense = P.dense_hamiltonian(H, N)
+    expval, apply = (K.fused_expval_par, K.fused_apply_par) if par else (K.fused_expval,
+                                                                         K.fused_apply)
+    assert np.isclose(expval(psi, *obs.fused), np.vdot(psi, dense @ psi).real, atol=1e-12)
+    out = np.full_like(psi, np.nan)
+    apply(psi, out, *obs.fused)
+    np.testing.assert_allclose(out, dense @ psi, atol=1e-12)
+    assert compile_observable(H, N) is obs, "compiled forms are cached per (H, n)"
+
+
+def test_parallel_sweeps_match_serial():
+    """The ``par=True`` paths (one-wire rotations, CNOT, generator inner products) = serial."""
+    c = Circuit(N)
+    for q in range(N):
+        c.ry(q).rz(q).rx(q)
+    for q in range(N - 1):
+        c.cnot(q, q + 1).cnot(q + 1, q)
+    c.crx(0, 2).x(3)
+    prog = c.program
+    theta = RNG.uniform(-np.pi, np.pi, prog.n_params)
+    out = {}
+    for par in (False, True):
+        psi = np.zeros(2**N, complex)
+        psi[0] = 1.0
+        K.run_forward(psi, *prog.arrays, theta, par)
+        lam = P.random_state(N, np.random.default_rng(5))
+        grad = np.zeros(prog.n_params)
+        fin = psi.copy()
+        K.adjoint_sweep(psi, lam, *prog.arrays, theta, grad, par)
+        dpsi = np.zeros(2**N, complex)
+        psi2 = np.zeros(2**N, complex)
+        psi2[0] = 1.0
+        K.tangent_sweep(psi2, dpsi, *prog.arrays, theta, np.ones(prog.n_params), par)
+        out[par] = (fin, grad, lam, dpsi)
+    for a, b in zip(out[False], out[True]):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    dense = np.eye(2**N, dtype=complex)
+    for op in c.ops:
+        dense = P.op_matrix(op, theta, N) @ dense
+    np.testing.assert_allclose(out[True][0], dense[:, 0], atol=1e-12)
+
+
 def test_generator_kernels_match_dense():
     lam, psi = P.random_state(N, RNG), P.random_state(N, RNG)
     c = Circuit(N).crx(1, 2, 0.4).phase(3, 0.2, controls=(0,))
