@@ -410,8 +410,8 @@ def generator_inner(lam, psi, kind, ints):
 def _gen1_inner(lam, psi, b, ysign):
     """Σ_j conj(lam_j) (P psi)_j / i**ny for one uncontrolled wire b (by index, for threads).
 
-    ``ysign``: 0 for Z; +1 for X; -1 for Y (``(Y psi)_i = -i psi_{i+b}``, ``(Y psi)_{i+b} = i psi_i``
-    up to the i**ny factor applied by the caller).
+    ``ysign``: 0 for Z; +1 for X; -1 for Y (``(Y psi)_i = -i psi_{i+b}``,
+    ``(Y psi)_{i+b} = i psi_i``, up to the i**ny factor applied by the caller).
     """
     bit = 1 << b
     re = 0.0
