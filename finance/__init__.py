@@ -18,6 +18,9 @@ Contents:
   :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
 * Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
   numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
+* American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
+  smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
+  pathwise Greeks with the exercise boundary held fixed);
 * calibration: :func:`calibrate_heston` (L-BFGS-B with AD or finite-difference gradients).
 
 Pricers take keyword-only, broadcastable (batched) arguments (Monte Carlo: scalars) and are
@@ -32,8 +35,10 @@ from ._calibrate import BOUNDS as HESTON_BOUNDS
 from ._calibrate import CalibrationResult, Gradient, calibrate_heston
 from ._greeks import GREEKS, greeks
 from ._implied_vol import implied_vol
+from ._lsm import lsm_price
 from ._mc import MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
+from ._tree import tree_price
 
 __all__ = [
     "GREEKS",
@@ -53,9 +58,11 @@ __all__ = [
     "calibrate_heston",
     "cashflows",
     "key_rate_durations",
+    "lsm_price",
     "mc_greeks",
     "mc_price",
     "treasury_frequency",
+    "tree_price",
     "black76_price",
     "bsm_price",
     "digital_price",

@@ -1,0 +1,126 @@
+"""American (and Bermudan/European) options on a Cox–Ross–Rubinstein binomial tree.
+
+The backward induction is written in NumPy over the lattice (a trailing axis of nodes), so
+diffsci differentiates the tree price itself: delta, vega, rho, theta by one reverse sweep and
+gamma by forward-over-reverse (``finance.greeks(finance.tree_price, ...)``).
+
+Smoothness in the spot. A CRR lattice that scales with S gives a price piecewise *linear* in S
+(AD gamma zero almost everywhere, and missing the exercise boundary's contribution with the BBS
+last step). So the lattice is anchored at the plain spot and started two steps early (Pelsser &
+Vorst 1994): step 0 holds the values at ``S u^{−2}, S, S u²``, and the price is their quadratic
+interpolation in ``ln S``, whose AD delta and gamma at the anchor are the lattice's central
+differences (finance/DERIVATIONS.md §TR). ``smooth=True`` (default) is the binomial Black–Scholes
+method of Broadie & Detemple (1996): the continuation value one step before expiry is the
+Black–Scholes price over the last step (monotone convergence, no odd–even oscillation).
+
+References:
+    J. C. Cox, S. A. Ross, M. Rubinstein, "Option pricing: a simplified approach", J. Financ. Econ.
+    7 (1979) 229–263, eqs. (2)–(5). A. Pelsser, T. Vorst, "The binomial model and the Greeks",
+    J. Derivatives 1 (1994) 45–49. M. Broadie, J. Detemple, "American option valuation: new bounds,
+    approximations, and a comparison of existing methods", Rev. Financ. Stud. 9 (1996) 1211–1250,
+    §2 (BBS). Hull, 10th ed., §21.1–21.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._analytic.bsm import _bsm
+from ._validate import check_bool, check_real, plain
+
+__all__ = ["tree_price"]
+
+
+def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
+               american=True, n_steps=500, exercise_every=1, smooth=True):
+    """Cox–Ross–Rubinstein binomial price of American/Bermudan/European options (batched).
+
+    ``Δt = T/n``, ``u = e^{σ√Δt} = 1/d``, ``p = (e^{(r−q)Δt} − d)/(u − d)``; node values
+    ``V_i = max(e^{−rΔt}(p V_{i+1}^{up} + (1 − p) V_{i+1}^{down}), h(S_i))`` where exercise is
+    allowed (every ``exercise_every`` steps, and at t = 0), with ``h = max(w(S − K), 0)``.
+
+    Args:
+        spot, strike, expiry, vol: > 0 (broadcastable arrays; the tree runs on all at once).
+        rate, dividend: r and q (continuous).
+        is_call: bool (array); default False (an American put).
+        american: early exercise allowed (False: European, for checks).
+        n_steps: tree steps n (int >= 2).
+        exercise_every: exercise allowed at steps i with ``i % exercise_every == 0`` (Bermudan;
+            1 = American).
+        smooth: binomial Black–Scholes last step (smooth in the spot; see module docstring).
+
+    Returns:
+        Prices shaped like the broadcast arguments (differentiable).
+
+    Raises:
+        ValueError: invalid arguments, naming them, including a step too coarse for
+            ``0 < p < 1`` (``n_steps`` too small for the drift).
+
+    Example:
+        >>> round(float(tree_price(spot=36.0, strike=40.0, expiry=1.0, rate=0.06, vol=0.2,
+        ...                        n_steps=2000)), 3)
+        4.487
+
+    References:
+        Cox, Ross & Rubinstein (1979); Broadie & Detemple (1996), §2.
+    """
+    who = "tree_price"
+    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
+        check_real(who, name, x, low=0.0)
+    check_real(who, "rate", rate)
+    check_real(who, "dividend", dividend)
+    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    for name, x, lo in (("n_steps", n_steps, 2), ("exercise_every", exercise_every, 1)):
+        if not (isinstance(x, int | np.integer) and x >= lo):
+            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
+    n = int(n_steps)
+    dt = plain(expiry) / n
+    step = plain(vol) * np.sqrt(dt)
+    growth = np.exp((plain(rate) - plain(dividend)) * dt)
+    p = (growth - np.exp(-step)) / (np.exp(step) - np.exp(-step))
+    if np.any((p <= 0) | (p >= 1)):
+        raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
+                         f"(0, 1), got {float(np.min(p))!r}..{float(np.max(p))!r}; increase it")
+    v_down, v_mid, v_up, step = _backward(plain(spot), strike, expiry, rate, dividend, vol, w,
+                                          bool(american), n, int(exercise_every), bool(smooth))
+    # quadratic interpolation in x = ln(S/S_ref) through x = −2s, 0, 2s (DERIVATIONS.md §TR)
+    x = np.log(spot / plain(spot))
+    v_x = (v_up - v_down) / (4.0 * step)
+    v_xx = (v_up - 2.0 * v_mid + v_down) / (4.0 * step * step)
+    return v_mid + x * v_x + 0.5 * x * x * v_xx
+
+
+def _backward(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """The induction on valid input, on a lattice anchored at the plain spot ``anchor``.
+
+    Node axis last; step i has i + 3 nodes ``S_ref u^{2j − i − 2}`` (the tree started two steps
+    before t = 0, Pelsser & Vorst 1994), so step 0 holds the values at ``S_ref u^{−2}``, ``S_ref``
+    and ``S_ref u²``. Returns those three values and the log-step ``σ√Δt``.
+    """
+    ex = lambda x: np.expand_dims(x, -1)  # noqa: E731  (a trailing node axis)
+    anchor, strike, expiry, rate, dividend, vol, w = map(
+        ex, (anchor, strike, expiry, rate, dividend, vol, w))
+    dt = expiry / n
+    step = vol * np.sqrt(dt)
+    up, down = np.exp(step), np.exp(-step)
+    p = (np.exp((rate - dividend) * dt) - down) / (up - down)
+    disc = np.exp(-rate * dt)
+
+    def nodes(i):
+        return anchor * np.exp(step * (2.0 * np.arange(i + 3) - i - 2))
+
+    def exercise(i):
+        return np.maximum(w * (nodes(i) - strike), 0.0)
+
+    if smooth:  # the last step in closed form (Broadie & Detemple's BBS)
+        last = n - 1
+        values = _bsm(nodes(last), strike, dt, rate, dividend, vol, w)
+    else:
+        last = n
+        values = exercise(n)
+    for i in range(last, -1, -1):
+        if i < last:
+            values = disc * (p * values[..., 1:] + (1.0 - p) * values[..., :-1])
+        if american and i % every == 0:
+            values = np.maximum(values, exercise(i))
+    return values[..., 0], values[..., 1], values[..., 2], step[..., 0]
