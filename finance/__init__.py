@@ -11,13 +11,16 @@ Contents:
 
 * closed forms: :func:`bsm_price` (with dividend yield), :func:`black76_price`,
   :func:`bachelier_price`, :func:`digital_price` (cash-or-nothing), :func:`heston_price`
-  (Fourier, little-Heston-trap characteristic function);
+  (Fourier, little-Heston-trap characteristic function), :func:`barrier_price` (knock-out and
+  knock-in, Reiner–Rubinstein/Haug);
 * :func:`greeks` (price, delta, gamma, vega, theta, rho, vanna, volga of any pricer by AD) and
   :func:`implied_vol` (bracketed Newton over the whole price domain, IFT gradients);
 * rates: :func:`bootstrap` (the paper's Newton bootstrap, each step using ``ds.grad``),
   :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
 * Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
   numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
+* :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
+  continuous monitoring and pathwise-differentiable);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
   pathwise Greeks with the exercise boundary held fixed);
@@ -28,7 +31,15 @@ differentiable with diffsci (closed forms to any order; Monte Carlo to first ord
 validated once at the boundary. Derivations of the hand-written rules: ``finance/DERIVATIONS.md``.
 """
 
-from ._analytic import bachelier_price, black76_price, bsm_price, digital_price, heston_price
+from ._analytic import (
+    bachelier_price,
+    barrier_price,
+    black76_price,
+    bsm_price,
+    digital_price,
+    heston_price,
+)
+from ._barrier_mc import mc_barrier_price
 from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._calibrate import BOUNDS as HESTON_BOUNDS
@@ -53,12 +64,14 @@ __all__ = [
     "MCResult",
     "Product",
     "bachelier_price",
+    "barrier_price",
     "bond_price",
     "bootstrap",
     "calibrate_heston",
     "cashflows",
     "key_rate_durations",
     "lsm_price",
+    "mc_barrier_price",
     "mc_greeks",
     "mc_price",
     "treasury_frequency",

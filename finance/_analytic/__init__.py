@@ -1,9 +1,17 @@
 """Closed-form pricers, one engine per module (each a few formulas in differentiable NumPy)."""
 
 from .bachelier import bachelier_price
+from .barrier import barrier_price
 from .black76 import black76_price
 from .bsm import bsm_price
 from .digital import digital_price
 from .heston import heston_price
 
-__all__ = ["bachelier_price", "black76_price", "bsm_price", "digital_price", "heston_price"]
+__all__ = [
+    "bachelier_price",
+    "barrier_price",
+    "black76_price",
+    "bsm_price",
+    "digital_price",
+    "heston_price",
+]
