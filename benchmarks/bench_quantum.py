@@ -2,8 +2,10 @@
 
 Workload "HEA-TFIM" (issue 4): |0…0⟩, then L × [RY on every qubit, RZ on every qubit, CNOT ladder
 (i, i+1)]; H = Σ Z_i Z_{i+1} + 0.5 Σ X_i (open chain); value and gradient of ⟨H⟩ with respect to
-all 2·N·L angles, for N×L in {4×2, 8×4, 12×4, 16×4, 16×10, 20×2}. One thread (Numba, OpenMP, BLAS
-pinned before any import).
+all 2·N·L angles, for N×L in {4×2, 8×4, 12×4, 16×4, 16×10, 20×2}. One thread by default; with
+``--threads 2`` Numba and OpenMP (PennyLane Lightning) get two, and our kernels switch to their
+``parallel=True`` twins from ``quantum._kernels.PAR_MIN_AMPS`` amplitudes. BLAS stays at one thread.
+Thread counts are pinned before any import.
 
 Columns (median seconds over repeats; each repeat runs the call at least once and ~0.2 s in all):
 - ``fwd``: our forward pass (``quantum.expval``).
@@ -18,20 +20,34 @@ forward passes). Also: peak NumPy memory of one value+gradient in state vectors 
 Numba kernels allocate nothing), gate throughput in ns per amplitude per gate at the largest N, and
 a batch of 64 parameter sets against a Python loop.
 
-Usage: ``python benchmarks/bench_quantum.py [--quick] [--no-peers] [--json PATH]``.
+Usage: ``python benchmarks/bench_quantum.py [--quick] [--no-peers] [--threads T] [--json PATH]``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+
+def _threads_arg(argv: list[str]) -> str:
+    """``--threads`` read before NumPy/Numba are imported (they fix thread counts at import)."""
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+THREADS = _threads_arg(sys.argv[1:])
+os.environ["NUMBA_NUM_THREADS"] = THREADS
+os.environ["OMP_NUM_THREADS"] = THREADS
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["MKL_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -141,11 +157,14 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="4×2 and 8×4 only, short timings")
     ap.add_argument("--no-peers", action="store_true", help="skip PennyLane")
     ap.add_argument("--json", type=Path, help="write the results as JSON")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="Numba and OpenMP threads (read before import; BLAS stays at 1)")
     args = ap.parse_args(argv)
     sizes = QUICK_SIZES if args.quick else SIZES
     budget = 0.05 if args.quick else 0.3
     rows = []
-    print(f"HEA-TFIM value+gradient, one thread; median seconds (budget {budget} s per cell)")
+    print(f"HEA-TFIM value+gradient, {args.threads} thread(s); median seconds (budget {budget} s "
+          f"per cell)")
     header = (f"{'N×L':>6} {'P':>4} {'fwd':>10} {'adjoint':>10} {'shift':>10} {'lightning':>10} "
               f"{'dq-bp':>10} {'adj/light':>9} {'adj/fwd':>7} {'mem(states)':>11}")
     print(header)
