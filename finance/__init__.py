@@ -21,6 +21,7 @@ Contents:
   numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
 * :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
   continuous monitoring and pathwise-differentiable);
+* :func:`heston_mc_price` (full-truncation Euler or Andersen's QE, pathwise-differentiable);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
   pathwise Greeks with the exercise boundary held fixed);
@@ -45,6 +46,7 @@ from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_d
 from ._calibrate import BOUNDS as HESTON_BOUNDS
 from ._calibrate import CalibrationResult, Gradient, calibrate_heston
 from ._greeks import GREEKS, greeks
+from ._heston_mc import HestonScheme, heston_mc_price
 from ._implied_vol import implied_vol
 from ._lsm import lsm_price
 from ._mc import MCResult, Product, mc_greeks, mc_price
@@ -61,6 +63,7 @@ __all__ = [
     "Frequency",
     "Gradient",
     "HestonParams",
+    "HestonScheme",
     "MCResult",
     "Product",
     "bachelier_price",
@@ -80,6 +83,7 @@ __all__ = [
     "bsm_price",
     "digital_price",
     "greeks",
+    "heston_mc_price",
     "heston_price",
     "implied_vol",
 ]

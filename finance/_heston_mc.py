@@ -1,0 +1,158 @@
+"""Monte Carlo European options under Heston: full-truncation Euler and Andersen's QE scheme.
+
+Full truncation (Lord, Koekkoek & van Dijk 2010, eq. (9) with f₁ = identity, f₂ = f₃ = (·)⁺):
+
+    v⁺ = max(v, 0),  ln S ← ln S + (r − q − v⁺/2)Δt + √(v⁺Δt) Z₁,
+    v ← v + κ(θ − v⁺)Δt + σ√(v⁺Δt) (ρZ₁ + √(1 − ρ²) Z₂).
+
+Quadratic-exponential (Andersen 2008, §3.2.3–3.2.4 and eq. (33) for ln S with γ₁ = γ₂ = ½, no
+martingale correction): the next variance is drawn from a moment-matched quadratic-normal
+(ψ ≤ ψ_c = 1.5) or exponential-with-mass-at-zero (ψ > ψ_c) law, ``ψ = s²/m²`` with m, s² the exact
+conditional mean and variance of v(t + Δt).
+
+Both are plain NumPy over the paths (a loop over time steps), so the price is differentiable by
+diffsci pathwise (first order; ``ds.grad`` of ``heston_mc_price(...).price`` traces every step).
+
+References:
+    R. Lord, R. Koekkoek, D. van Dijk, "A comparison of biased simulation schemes for stochastic
+    volatility models", Quant. Finance 10 (2010) 177–194. L. Andersen, "Simple and efficient
+    simulation of the Heston stochastic volatility model", J. Comput. Finance 11(3) (2008) 1–42.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from diffsci.scipy.special import ndtr
+
+from ._mc import MCResult
+from ._model import HestonParams
+from ._validate import check_bool, check_real, plain
+
+__all__ = ["HestonScheme", "heston_mc_price"]
+
+#: Andersen's switching level between the quadratic and exponential variance draws.
+PSI_C = 1.5
+
+
+class HestonScheme(enum.Enum):
+    """Discretisation of the Heston variance process."""
+
+    FULL_TRUNCATION = "full_truncation"  # Lord et al. (2010)
+    QE = "qe"                            # Andersen (2008)
+
+
+def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
+                    scheme=HestonScheme.QE, n_paths=100_000, n_steps=50, seed=0,
+                    antithetic=True):
+    """Monte Carlo price of a European option under Heston.
+
+    Args:
+        spot, strike, expiry: scalars > 0; rate, dividend: scalars.
+        params: :class:`HestonParams`.
+        is_call: scalar bool.
+        scheme: a :class:`HestonScheme`.
+        n_paths: paths (even with ``antithetic``: Z → −Z for both normals, so QE's uniform
+            ``N(Z)`` → ``1 − N(Z)``).
+        n_steps: time steps.
+        seed: NumPy generator seed.
+
+    Returns:
+        :class:`MCResult` (``price`` traced when the inputs are).
+
+    Raises:
+        ValueError/TypeError: invalid inputs naming the argument.
+
+    Example:
+        >>> p = HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
+        >>> r = heston_mc_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=p)
+        >>> abs(float(r.price) - 10.3942) < 4 * r.stderr
+        True
+
+    References:
+        Lord et al. (2010), eq. (9); Andersen (2008), §3.2.
+    """
+    who = "heston_mc_price"
+    kw = dict(spot=spot, strike=strike, expiry=expiry, rate=rate, dividend=dividend)
+    for name, x in kw.items():
+        check_real(who, name, x, low=0.0 if name not in ("rate", "dividend") else None)
+        if np.shape(plain(x)) != ():
+            raise ValueError(f"{who}: {name} must be a scalar, got shape {np.shape(plain(x))}")
+    if not isinstance(params, HestonParams):
+        raise TypeError(f"{who}: params must be a HestonParams, got {type(params).__name__}")
+    if not isinstance(scheme, HestonScheme):
+        raise TypeError(f"{who}: scheme must be a finance.HestonScheme, got {scheme!r}")
+    call = check_bool(who, "is_call", is_call)
+    if call.shape != ():
+        raise ValueError(f"{who}: is_call must be a scalar bool, got shape {call.shape}")
+    for name, x, lo in (("n_paths", n_paths, 2), ("n_steps", n_steps, 1)):
+        if not (isinstance(x, int | np.integer) and x >= lo):
+            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
+    if antithetic and n_paths % 2:
+        raise ValueError(f"{who}: n_paths must be even with antithetic=True, got {n_paths}")
+    half = int(n_paths) // 2 if antithetic else int(n_paths)
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((2, int(n_steps), half))
+    if antithetic:
+        z = np.concatenate([z, -z], axis=2)
+    step = _STEPS[scheme]
+    dt = expiry / int(n_steps)
+    log_s, v = np.log(spot) + 0.0 * z[0, 0], params.v0 + 0.0 * z[0, 0]
+    for k in range(int(n_steps)):
+        log_s, v = step(log_s, v, z[0, k], z[1, k], dt, rate - dividend, params)
+    w = 1.0 if call else -1.0
+    cash = np.exp(-rate * expiry) * np.maximum(w * (np.exp(log_s) - strike), 0.0)
+    samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
+    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
+    return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
+
+
+def _sqrt0(x):
+    """√x for x ≥ 0 with derivative 0 (not ∞ · 0 = NaN) where x = 0."""
+    pos = plain(x) > 0
+    return np.where(pos, np.sqrt(np.where(pos, x, 1.0)), 0.0)
+
+
+def _full_truncation(log_s, v, z1, z2, dt, drift, p):
+    vp = np.maximum(v, 0.0)
+    sq = _sqrt0(vp * dt)
+    log_s = log_s + (drift - 0.5 * vp) * dt + sq * z1
+    v = v + p.kappa * (p.theta - vp) * dt + p.sigma * sq * (p.rho * z1
+                                                           + np.sqrt(1.0 - p.rho**2) * z2)
+    return log_s, v
+
+
+def _qe(log_s, v, z1, z2, dt, drift, p):
+    """Andersen's QE step: ``z1`` drives the variance draw, ``z2`` the independent log-price."""
+    e = np.exp(-p.kappa * dt)
+    m = p.theta + (v - p.theta) * e
+    s2 = (v * p.sigma**2 * e / p.kappa * (1.0 - e)
+          + p.theta * p.sigma**2 / (2.0 * p.kappa) * (1.0 - e) ** 2)
+    psi = s2 / (m * m)
+    quad = plain(psi) <= PSI_C
+    # quadratic: v' = a (b + Z)², b² = 2/ψ − 1 + √(2/ψ) √(2/ψ − 1)
+    psi_q = np.where(quad, psi, 1.0)
+    b2 = 2.0 / psi_q - 1.0 + np.sqrt(2.0 / psi_q) * np.sqrt(2.0 / psi_q - 1.0)
+    a = m / (1.0 + b2)
+    v_quad = a * (np.sqrt(b2) + z1) ** 2
+    # exponential: P(v' = 0) = pm, else Exp with rate β; inverse CDF of the uniform ndtr(z1)
+    psi_e = np.where(quad, 2.0, psi)
+    pm = (psi_e - 1.0) / (psi_e + 1.0)
+    beta = (1.0 - pm) / m
+    uu = ndtr(z1)  # the variance draw's uniform is the same normal's CDF (antithetic: U → 1 − U)
+    safe = np.where(plain(uu) > plain(pm), (1.0 - pm) / (1.0 - uu), 1.0)
+    v_exp = np.where(plain(uu) > plain(pm), np.log(safe) / beta, 0.0)
+    v_new = np.where(quad, v_quad, v_exp)
+    # log-price, Andersen eq. (33), γ₁ = γ₂ = ½
+    k0 = -p.rho * p.kappa * p.theta / p.sigma * dt
+    k1 = 0.5 * dt * (p.kappa * p.rho / p.sigma - 0.5) - p.rho / p.sigma
+    k2 = 0.5 * dt * (p.kappa * p.rho / p.sigma - 0.5) + p.rho / p.sigma
+    k3 = k4 = 0.5 * dt * (1.0 - p.rho**2)
+    log_s = (log_s + drift * dt + k0 + k1 * v + k2 * v_new
+             + _sqrt0(k3 * v + k4 * v_new) * z2)
+    return log_s, v_new
+
+
+_STEPS = {HestonScheme.FULL_TRUNCATION: _full_truncation, HestonScheme.QE: _qe}
