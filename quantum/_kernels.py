@@ -506,6 +506,23 @@ def _rot1_adjoint_step(psi, lam, bit, xmask, zmask, ny, phi):
 
 
 @njit(cache=True)
+def _cx1_pair(psi, lam, b, c):
+    """CNOT (control bit c, target bit b) on psi and lam in one pass (it is its own inverse)."""
+    lo, hi = min(b, c), max(b, c)
+    bit = 1 << b
+    cbit = 1 << c
+    for k in range(psi.size >> 2):
+        i0 = _insert0(_insert0(k, lo), hi) | cbit
+        i1 = i0 | bit
+        t = psi[i0]
+        psi[i0] = psi[i1]
+        psi[i1] = t
+        t = lam[i0]
+        lam[i0] = lam[i1]
+        lam[i1] = t
+
+
+@njit(cache=True)
 def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, par=False):
     """The adjoint method: grad[k] += Re⟨lam, dpsi/dtheta_k⟩ (DERIVATIONS.md, eq. A3).
 
@@ -521,6 +538,9 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
             d = _rot1_adjoint_step(psi, lam, one, row[3], row[4], row[5], phi).real
             if pidx[g] >= 0:
                 grad[pidx[g]] += scale[g] * d
+            continue
+        if not par and kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
+            _cx1_pair(psi, lam, row[0], _log2(row[2]))
             continue
         if pidx[g] >= 0:
             if par:
@@ -688,6 +708,15 @@ def _group_coef(src, lo, hi, tz, tph):
     return c
 
 
+@njit(cache=True, inline="always")
+def _pure_x(lo, hi, tz):
+    """Whether terms lo..hi-1 are X strings (no Z or Y: a constant, real coefficient)."""
+    for k in range(lo, hi):
+        if tz[k] != 0:
+            return False
+    return True
+
+
 def _fused_expval(psi, diag, gx, gstart, tz, tph):
     """Re ⟨psi|H|psi⟩ for a fused Hamiltonian (``diag.size == 0``: no Z-type terms)."""
     total = 0.0
@@ -699,6 +728,19 @@ def _fused_expval(psi, diag, gx, gstart, tz, tph):
         x = gx[g]
         lo = gstart[g]
         hi = gstart[g + 1]
+        if _pure_x(lo, hi, tz):  # X strings only: a real constant, summed over pairs (j, j ^ x)
+            c = 0.0
+            for k in range(lo, hi):
+                c += tph[k].real
+            p = _log2(x & -x)
+            re = 0.0
+            for k in prange(psi.size >> 1):
+                j = _insert0(k, p)
+                a = psi[j]
+                b = psi[j ^ x]
+                re += a.real * b.real + a.imag * b.imag
+            total += 2.0 * c * re
+            continue
         for j in prange(psi.size):
             src = j ^ x
             t = np.conj(psi[j]) * psi[src] * _group_coef(src, lo, hi, tz, tph)
@@ -718,6 +760,17 @@ def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
         x = gx[g]
         lo = gstart[g]
         hi = gstart[g + 1]
+        if _pure_x(lo, hi, tz):
+            c = 0.0
+            for k in range(lo, hi):
+                c += tph[k].real
+            p = _log2(x & -x)
+            for k in prange(psi.size >> 1):
+                j = _insert0(k, p)
+                j2 = j ^ x
+                out[j] += c * psi[j2]
+                out[j2] += c * psi[j]
+            continue
         for j in prange(psi.size):
             src = j ^ x
             out[j] += _group_coef(src, lo, hi, tz, tph) * psi[src]
