@@ -11,6 +11,8 @@
 3. Key-rate durations of the paper's 12 par bonds: nested AD (one reverse sweep through the
    bootstrap) vs bump-and-rebootstrap central differences.
 4. Implied volatility: quotes inverted per second (batched solver).
+5. American put on a CRR tree: price, and price + all Greeks by AD, beside QuantLib's
+   BinomialVanillaEngine when installed. (Section 1 also times Heston Monte Carlo, price only.)
 
 Usage: ``python benchmarks/bench_finance.py [--quick] [--no-peers]``. Timings are medians over
 repeats after a warm-up call (which also compiles the Numba kernels); the Monte Carlo price and
@@ -93,6 +95,14 @@ def mc_rows(quick, peers):
 
     t = timed(numpy_price, repeats)
     rows.append(("GBM european", "plain NumPy (1 thr)", paths, steps, t, None, paths * steps / t))
+    hp = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
+    for scheme, label in ((finance.HestonScheme.FULL_TRUNCATION, "Heston FT"),
+                          (finance.HestonScheme.QE, "Heston QE")):
+        t = timed(lambda scheme=scheme: finance.heston_mc_price(
+            spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=hp, scheme=scheme,
+            n_paths=paths, n_steps=steps, seed=1), 1 if not quick else 2)
+        rows.append((label, "diffsci (NumPy, 1 thr)", paths, steps, t, None,
+                     paths * steps / t))
     if peers:
         try:
             import QuantLib as ql
@@ -217,6 +227,40 @@ def iv_rows(quick):
     return n, t, float(np.abs(got - vol).max())
 
 
+def american_rows(quick, peers):
+    """American put S = K = 100, r = 5%, σ = 20%, T = 1 on a 1000-step CRR tree."""
+    n = 200 if quick else 1000
+    kw = dict(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
+    price = lambda: finance.tree_price(**kw, n_steps=n, smooth=False)  # noqa: E731
+    rows = [("diffsci tree, price", timed(price, 3), float(price())),
+            ("diffsci tree, price + 8 Greeks (AD, 2nd order)",
+             timed(lambda: finance.greeks(finance.tree_price, **kw, n_steps=n, smooth=False), 3),
+             None)]
+    if peers:
+        try:
+            import QuantLib as ql
+        except ImportError:
+            return rows + [("QuantLib: not installed", None, None)]
+        today = ql.Date(15, 1, 2025)
+        ql.Settings.instance().evaluationDate = today
+        dc = ql.Actual365Fixed()
+        proc = ql.BlackScholesMertonProcess(
+            ql.QuoteHandle(ql.SimpleQuote(100.0)),
+            ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, dc)),
+            ql.YieldTermStructureHandle(ql.FlatForward(today, 0.05, dc)),
+            ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), 0.2, dc)))
+        opt = ql.VanillaOption(ql.PlainVanillaPayoff(ql.Option.Put, 100.0),
+                               ql.AmericanExercise(today, today + 365))
+
+        def ql_price():
+            opt.setPricingEngine(ql.BinomialVanillaEngine(proc, "crr", n))
+            return opt.NPV(), opt.delta(), opt.gamma()
+
+        rows.append(("QuantLib BinomialVanillaEngine crr (NPV, Δ, Γ)", timed(ql_price, 3),
+                     ql_price()[0]))
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
@@ -252,6 +296,14 @@ def main(argv=None):
     n, t, err = iv_rows(args.quick)
     print(f"\n4. Implied vol: {n} random quotes in {t:.3f} s ({n / t / 1e3:.0f} k quotes/s), "
           f"max |σ error| {err:.1e}")
+
+    print("\n5. American put S = K = 100 on a CRR tree "
+          f"({200 if args.quick else 1000} steps; reference 6.0896)")
+    for name, t, v in american_rows(args.quick, peers):
+        if t is None:
+            print(name)
+            continue
+        print(f"{name:50} {1e3 * t:9.2f} ms" + (f"  price {v:.4f}" if v is not None else ""))
     return 0
 
 
