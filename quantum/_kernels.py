@@ -222,15 +222,21 @@ PAR_MIN_AMPS = 1 << 14
 
 
 def _cx1(psi, b, c):
-    """psi <- CNOT psi (control bit c, target bit b): a swap on the quarter with bit c set."""
+    """psi <- CNOT psi (control bit c, target bit b): a swap on the quarter with bit c set.
+
+    Runs of ``2**min(b, c)`` consecutive indices share the pattern of the two bits, so the inner
+    loop is a unit-stride swap.
+    """
     lo, hi = min(b, c), max(b, c)
     bit = 1 << b
     cbit = 1 << c
-    for k in prange(psi.size >> 2):
-        i0 = _insert0(_insert0(k, lo), hi) | cbit
-        t = psi[i0]
-        psi[i0] = psi[i0 | bit]
-        psi[i0 | bit] = t
+    run = 1 << lo
+    for o in prange(psi.size >> (2 + lo)):
+        i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
+        for i in range(i0, i0 + run):
+            t = psi[i]
+            psi[i] = psi[i + bit]
+            psi[i + bit] = t
 
 
 def _rot1_idx(psi, b, m00, m01, m10, m11):
@@ -462,7 +468,11 @@ def add_generator(dst, psi, kind, ints, coef):
         dst[j] += -v if _parity(src & zmask) else v
 
 
-@njit(cache=True)
+#: Reductions may be reassociated so that LLVM vectorises them (sums differ in the last bits only).
+REDUCE_FLAGS = {"reassoc", "nsz", "contract"}
+
+
+@njit(cache=True, fastmath=REDUCE_FLAGS)
 def _rot1_adjoint_step(psi, lam, bit, xmask, zmask, ny, phi):
     """One step of the adjoint sweep for an uncontrolled one-wire rotation, in one pass.
 
@@ -511,15 +521,16 @@ def _cx1_pair(psi, lam, b, c):
     lo, hi = min(b, c), max(b, c)
     bit = 1 << b
     cbit = 1 << c
-    for k in range(psi.size >> 2):
-        i0 = _insert0(_insert0(k, lo), hi) | cbit
-        i1 = i0 | bit
-        t = psi[i0]
-        psi[i0] = psi[i1]
-        psi[i1] = t
-        t = lam[i0]
-        lam[i0] = lam[i1]
-        lam[i1] = t
+    run = 1 << lo
+    for o in range(psi.size >> (2 + lo)):
+        i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
+        for i in range(i0, i0 + run):
+            t = psi[i]
+            psi[i] = psi[i + bit]
+            psi[i + bit] = t
+            t = lam[i]
+            lam[i] = lam[i + bit]
+            lam[i + bit] = t
 
 
 @njit(cache=True)
