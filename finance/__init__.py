@@ -24,7 +24,8 @@ Contents:
 * :func:`heston_mc_price` (full-truncation Euler or Andersen's QE, pathwise-differentiable);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
-  pathwise Greeks with the exercise boundary held fixed);
+  pathwise Greeks with the exercise boundary held fixed), :func:`fd_price` (Crank–Nicolson with a
+  Rannacher start and projection; also European);
 * calibration: :func:`calibrate_heston` (L-BFGS-B with AD or finite-difference gradients).
 
 Pricers take keyword-only, broadcastable (batched) arguments (Monte Carlo: scalars) and are
@@ -45,6 +46,7 @@ from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._calibrate import BOUNDS as HESTON_BOUNDS
 from ._calibrate import CalibrationResult, Gradient, calibrate_heston
+from ._fd import fd_price
 from ._greeks import GREEKS, greeks
 from ._heston_mc import HestonScheme, heston_mc_price
 from ._implied_vol import implied_vol
@@ -82,6 +84,7 @@ __all__ = [
     "black76_price",
     "bsm_price",
     "digital_price",
+    "fd_price",
     "greeks",
     "heston_mc_price",
     "heston_price",

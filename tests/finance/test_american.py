@@ -121,3 +121,34 @@ def test_tree_bad_input(bad, match):
 def test_lsm_bad_input(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         finance.lsm_price(**{**PUT, **bad})
+
+
+def test_crank_nicolson_vs_tree_and_reference_range():
+    # issue 7: FD 6.0880–6.0896 for the ATM American put (QuantLib 1.44)
+    v = float(finance.fd_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2))
+    assert 6.0880 <= v <= 6.0896
+    spots = np.array([30.0, 36.0, 44.0])
+    calls = np.array([False, False, True])
+    kw = dict(strike=40.0, expiry=1.0, rate=0.06, dividend=0.03, vol=0.25)
+    fd = finance.fd_price(spot=spots, **kw, is_call=calls, n_space=301, n_time=400)
+    tree = finance.tree_price(spot=spots, **kw, is_call=calls, n_steps=2000)
+    np.testing.assert_allclose(fd, tree, atol=3e-3)
+    eu = finance.fd_price(spot=spots, **kw, is_call=calls, american=False, n_space=301,
+                          n_time=400)
+    np.testing.assert_allclose(eu, finance.bsm_price(spot=spots, **kw, is_call=calls), atol=3e-3)
+
+
+def test_crank_nicolson_greeks_vs_tree():
+    g = finance.greeks(finance.fd_price, **PUT, n_space=201, n_time=300)
+    t = finance.greeks(finance.tree_price, **PUT, n_steps=1000)
+    for name, tol in (("price", 3e-3), ("delta", 1e-3), ("gamma", 2e-4), ("vega", 0.08),
+                      ("rho", 0.06), ("theta", 0.005)):
+        assert abs(g[name] - t[name]) < tol, (name, g[name], t[name])
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(n_space=100), "n_space must be an odd int"), (dict(n_time=2), "n_time"),
+    (dict(width=0.0), "width must be > 0"), (dict(strike=-1.0), "strike must be > 0")])
+def test_fd_bad_input(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        finance.fd_price(**{**PUT, **bad})
