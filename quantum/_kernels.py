@@ -37,6 +37,9 @@ K_DIAG = 4  # diag(mats[g,0,0], mats[g,1,1]) on bit0, controlled by cmask: Z, S,
 K_ROT = 5  # exp(-i phi P / 2), P = (xmask, zmask, ny), controlled by cmask
 K_PHASE = 6  # exp(i phi) on amplitudes with all bits of cmask set: PhaseShift, CPhase
 K_CHAN = 7  # a channel's superoperator mats[g] on (bit0 = row bit, bit1 = column bit) of vec(rho)
+K_CHAN2 = 8  # a two-wire channel's 16×16 superoperator on bits ints[g, :4] = (row w0, row w1,
+#              col w0, col w1); its rows are the 16 K_DATA rows that follow (mats[g + 1 + r])
+K_DATA = 9  # payload of the K_CHAN2 row above it; every kernel skips it
 
 PARAM_KINDS = (K_ROT, K_PHASE)
 
@@ -365,6 +368,9 @@ def _angle(g, pidx, scale, offset, theta):
 def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta, par=False):
     """psi <- U_G ... U_1 psi for the program at parameters theta (in place)."""
     for g in range(kinds.size):
+        if kinds[g] == K_CHAN2:
+            apply_chan2(psi, ints[g], mats, g, False)
+            continue
         apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False,
                  par)
 
@@ -572,13 +578,49 @@ def adjoint_sweep_batch(psis, lams, kinds, ints, mats, pidx, scale, offset, thet
 
 
 @njit(cache=True)
+def apply_chan2(psi, ints, mats, g, adjoint):
+    """vec(rho) <- S vec(rho) (``adjoint``: S^H) for the K_CHAN2 row g (eq. N4).
+
+    S[r, c] = mats[g + 1 + r, c // 4, c % 4]; local index a = 8 r0 + 4 r1 + 2 c0 + c1 on the
+    bits ``ints[0..3]``.
+    """
+    s = np.empty((16, 16), np.complex128)
+    for r in range(16):
+        for c in range(16):
+            v = mats[g + 1 + r, c >> 2, c & 3]
+            if adjoint:
+                s[c, r] = np.conj(v)
+            else:
+                s[r, c] = v
+    offs = np.zeros(16, np.int64)
+    for a in range(16):
+        for t in range(4):
+            if (a >> (3 - t)) & 1:
+                offs[a] += 1 << ints[t]
+    bits = np.sort(ints[:4].copy())
+    v = np.empty(16, np.complex128)
+    for k in range(psi.size >> 4):
+        base = _insert0(_insert0(_insert0(_insert0(k, bits[0]), bits[1]), bits[2]), bits[3])
+        for a in range(16):
+            v[a] = psi[base + offs[a]]
+        for r in range(16):
+            acc = 0.0j
+            for c in range(16):
+                acc += s[r, c] * v[c]
+            psi[base + offs[r]] = acc
+
+
+@njit(cache=True)
 def run_forward_record(psi, kinds, ints, mats, pidx, scale, offset, theta, snaps):
-    """:func:`run_forward`, saving the state before each ``K_CHAN`` row into ``snaps[s]``."""
+    """:func:`run_forward`, saving the state before each channel row into ``snaps[s]``."""
     s = 0
     for g in range(kinds.size):
-        if kinds[g] == K_CHAN:
+        if kinds[g] == K_CHAN or kinds[g] == K_CHAN2:
             snaps[s, :] = psi
             s += 1
+            if kinds[g] == K_CHAN2:
+                apply_chan2(psi, ints[g], mats, g, False)
+                continue
         apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False)
 
 
@@ -592,10 +634,13 @@ def adjoint_sweep_mixed(psi, lam, kinds, ints, mats, pidx, scale, offset, theta,
     s = snaps.shape[0]
     for g in range(kinds.size - 1, -1, -1):
         kind = kinds[g]
-        if kind == K_CHAN:
+        if kind == K_CHAN or kind == K_CHAN2:
             s -= 1
             psi[:] = snaps[s]
-            apply_op(lam, kind, ints[g], mats[g], 0.0, True)
+            if kind == K_CHAN2:
+                apply_chan2(lam, ints[g], mats, g, True)
+            else:
+                apply_op(lam, kind, ints[g], mats[g], 0.0, True)
             continue
         phi = _angle(g, pidx, scale, offset, theta)
         if pidx[g] >= 0:
@@ -613,6 +658,10 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
     """
     for g in range(kinds.size):
         kind = kinds[g]
+        if kind == K_CHAN2:
+            apply_chan2(psi, ints[g], mats, g, False)
+            apply_chan2(dpsi, ints[g], mats, g, False)
+            continue
         phi = _angle(g, pidx, scale, offset, theta)
         apply_op(psi, kind, ints[g], mats[g], phi, False, par)
         apply_op(dpsi, kind, ints[g], mats[g], phi, False, par)

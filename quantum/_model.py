@@ -21,7 +21,7 @@ from numbers import Real
 import numpy as np
 
 from ._gates import GATES, Elementary, pauli_masks
-from ._kernels import K_CHAN, K_MAT1, K_MAT2, K_PHASE, build_diag
+from ._kernels import K_CHAN, K_CHAN2, K_DATA, K_MAT1, K_MAT2, K_PHASE, build_diag
 from ._noise import CHANNELS, KRAUS, check_kraus, check_strength, compile_mixed, superop
 
 #: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
@@ -392,11 +392,12 @@ class Circuit:
 
         Raises:
             ValueError: unknown channel, strength outside [0, 1], Kraus operators that are not
-                2×2 or not trace preserving (``max |Σ K†K - I| > CPTP_ATOL``).
+                2×2 (one wire) or 4×4 (two wires) or not trace preserving
+                (``max |Σ K†K - I| > CPTP_ATOL``), a named channel on two wires.
         """
         what = f"Circuit.{name}"
         if name == KRAUS:
-            ks, angles = check_kraus(what, kraus), ()
+            ks, angles = None, ()  # checked below, once the number of wires is known
         elif name in CHANNELS:
             p = check_strength(what, strength)
             ks, angles = CHANNELS[name](p), (p,)
@@ -405,8 +406,13 @@ class Circuit:
                              f"{', '.join(CHANNELS)}, {KRAUS}.")
         wires = _check_wires(what, (wire,) if isinstance(wire, int | np.integer) else wire,
                              self.n_qubits)
-        if len(wires) != 1:
-            raise ValueError(f"{what}: channels act on one wire; got wires {wires}.")
+        if len(set(wires)) != len(wires):
+            raise ValueError(f"{what}: wires must be distinct; got {wires} (wire repeated).")
+        if len(wires) != 1 and not (name == KRAUS and len(wires) == 2):
+            raise ValueError(f"{what}: named channels act on one wire, Kraus channels on one or "
+                             f"two; got wires {wires}.")
+        if name == KRAUS:
+            ks = check_kraus(what, kraus, len(wires))
         self._ops.append(Operation(name, wires, (), angles, None, superop(ks)))
         self._program = None
         return self
@@ -432,7 +438,13 @@ class Circuit:
         return self.channel("PhaseDamping", wire, gamma)
 
     def kraus(self, wire, operators):
-        """A general one-wire channel ρ -> Σ_k K_k ρ K_k† (checked CPTP)."""
+        """A general channel ρ -> Σ_k K_k ρ K_k† on one wire (2×2 K_k) or two (``wire`` a pair,
+        4×4 K_k on (wire[0], wire[1]), wire[0] the most significant); checked CPTP.
+
+        Example: a two-qubit depolarising channel of strength p is
+        ``[√(1-p) I⊗I] + [√(p/15) P⊗Q for the 15 non-identity Pauli pairs]``
+        (Nielsen & Chuang 2010, §8.3.4).
+        """
         return self.channel(KRAUS, wire, kraus=operators)
 
     @property
@@ -534,8 +546,11 @@ def compile_program(circuit: Circuit) -> Program:
         cmask = sum(1 << (n - 1 - c) for c in op.controls)
         if op.name in GATES:
             elementary = GATES[op.name].build(bits, op.paulis)
-        else:  # a channel: its superoperator, run by the density-matrix program only
+        elif len(bits) == 1:  # a channel: its superoperator, run by the density-matrix program
             elementary = [Elementary(K_CHAN, bits, matrix=op.matrix)]
+        else:  # a two-wire channel: a K_CHAN2 row, then its 16×16 superoperator in 16 K_DATA rows
+            elementary = [Elementary(K_CHAN2, bits)] + [
+                Elementary(K_DATA, (0,), matrix=row.reshape(4, 4)) for row in op.matrix]
         for e in elementary:
             m = np.zeros((4, 4), np.complex128)
             mat = op.matrix if e.kind in (K_MAT1, K_MAT2) and e.matrix is None else e.matrix

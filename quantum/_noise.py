@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from ._kernels import K_CHAN, K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT
+from ._kernels import K_CHAN, K_CHAN2, K_DATA, K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT
 
 #: The largest register simulated as a density matrix (a 2n-qubit vector: 4**10 amplitudes).
 MAX_DENSITY_QUBITS = 10
@@ -76,12 +76,14 @@ def check_strength(what: str, p) -> float:
     return float(p)
 
 
-def check_kraus(what: str, ops) -> list[np.ndarray]:
-    """Validate one-wire Kraus operators: 2×2 complex matrices with ``Σ K†K = I`` (CPTP).
+def check_kraus(what: str, ops, n_wires: int = 1) -> list[np.ndarray]:
+    """Validate Kraus operators on ``n_wires`` (1 or 2) wires: d×d complex matrices, d = 2**n_wires,
+    with ``Σ K†K = I`` (trace preserving; complete positivity holds for any Kraus form).
 
     Raises:
         ValueError: an empty list, a wrong shape, or ``max |Σ K†K - I| > CPTP_ATOL``.
     """
+    d = 1 << n_wires
     try:
         ks = [np.array(k, dtype=np.complex128) for k in ops]
     except TypeError as exc:
@@ -89,10 +91,10 @@ def check_kraus(what: str, ops) -> list[np.ndarray]:
     if not ks:
         raise ValueError(f"{what}: needs at least one Kraus operator.")
     for i, k in enumerate(ks):
-        if k.shape != (2, 2):
-            raise ValueError(f"{what}: Kraus operators act on one wire (2×2); operator {i} has "
-                             f"shape {k.shape}.")
-    err = float(np.max(np.abs(sum(k.conj().T @ k for k in ks) - np.eye(2))))
+        if k.shape != (d, d):
+            raise ValueError(f"{what}: Kraus operators on {n_wires} wire(s) are {d}×{d}; "
+                             f"operator {i} has shape {k.shape}.")
+    err = float(np.max(np.abs(sum(k.conj().T @ k for k in ks) - np.eye(d))))
     if not err <= CPTP_ATOL:
         raise ValueError(f"{what}: the Kraus operators are not trace preserving (not CPTP): "
                          f"max |Σ K†K - I| = {err:.3g} (tolerance {CPTP_ATOL:g}).")
@@ -100,7 +102,8 @@ def check_kraus(what: str, ops) -> list[np.ndarray]:
 
 
 def superop(ks) -> np.ndarray:
-    """``Σ_k K_k ⊗ conj(K_k)``: the 4×4 action on (row bit, column bit) of vec(ρ)."""
+    """``Σ_k K_k ⊗ conj(K_k)``: the action on (row bits, column bits) of vec(ρ) (4×4 for one
+    wire, 16×16 on (row w0, row w1, col w0, col w1) for two)."""
     s = sum(np.kron(k, k.conj()) for k in ks)
     s.setflags(write=False)
     return s
@@ -119,9 +122,10 @@ def compile_mixed(program):
     for g in range(program.kinds.size):
         kind = int(program.kinds[g])
         b0, b1, cm, xm, zm, ny = (int(v) for v in program.ints[g])
-        if kind == K_CHAN:
+        if kind in (K_CHAN, K_CHAN2, K_DATA):  # channel rows act once, on (row, column) bits
             kinds.append(kind)
-            ints.append((b0 + n, b0, 0, 0, 0, 0))
+            ints.append((b0 + n, b0, 0, 0, 0, 0) if kind == K_CHAN else
+                        (b0 + n, b1 + n, b0, b1, 0, 0) if kind == K_CHAN2 else (0,) * 6)
             mats.append(program.mats[g])
             pidx.append(-1)
             scale.append(0.0)

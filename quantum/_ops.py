@@ -73,7 +73,7 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     grad = np.zeros(theta.shape, np.float64)
     p = np.array(psi, np.complex128, copy=True)
     lam = np.array(psibar, np.complex128, copy=True)
-    n_chan = int(np.count_nonzero(program.kinds == K.K_CHAN))
+    n_chan = int(np.count_nonzero((program.kinds == K.K_CHAN) | (program.kinds == K.K_CHAN2)))
     if n_chan:  # density-matrix program: replay the forward pass saving a state per channel
         for b in np.ndindex(theta.shape[:-1]):
             snaps = np.empty((n_chan, psi.shape[-1]), np.complex128)
@@ -108,7 +108,7 @@ def adjoint_tangent(program: Program, theta, psibar, dtheta, dpsibar):
     Raises:
         NotImplementedError: a program with noise channels (no second derivatives there).
     """
-    if np.any(program.kinds == K.K_CHAN):
+    if np.any((program.kinds == K.K_CHAN) | (program.kinds == K.K_CHAN2)):
         raise NotImplementedError("quantum: second derivatives of circuits with noise channels "
                                   "are not supported; differentiate once.")
     psi, dpsi = tangent_jvp(program, theta, dtheta, with_state=True)

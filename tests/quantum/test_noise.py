@@ -121,3 +121,61 @@ def test_gradients_reverse_forward_and_batches():
 def test_noise_errors(build, err, match):
     with pytest.raises(err, match=match):
         build()
+
+
+# ---------------------------------------------------------------------------- two-wire channels
+
+
+def random_kraus(d, m, rng):
+    """m Kraus operators of a random CPTP map on dimension d: blocks of a random isometry."""
+    g = rng.normal(size=(m * d, d)) + 1j * rng.normal(size=(m * d, d))
+    v, _ = np.linalg.qr(g)  # (m d) × d with orthonormal columns: Σ K†K = V†V = I
+    return [v[k * d:(k + 1) * d] for k in range(m)]
+
+
+KRAUS2 = random_kraus(4, 3, np.random.default_rng(21))
+
+
+def two_wire_circuit():
+    c = Circuit(3)
+    c.ry(0).rx(1).h(2).cnot(0, 2).crz(2, 1)
+    c.kraus((2, 0), KRAUS2)  # reversed, non-adjacent wires: wire 2 is the operators' MSB
+    c.rz(0).ry(2).ising_xx(1, 2).depolarizing(1, 0.1)
+    return c
+
+
+def test_two_wire_kraus_matches_dense_kraus_sums():
+    c = two_wire_circuit()
+    theta = np.random.default_rng(3).uniform(-np.pi, np.pi, c.n_params)
+    kraus_at = {i: KRAUS2 for i, op in enumerate(c.ops) if op.name == "Kraus"}
+    rho = density_matrix(c, theta)
+    np.testing.assert_allclose(rho, P.dense_density(c, theta, kraus_at), atol=1e-12)
+    assert np.isclose(np.trace(rho).real, 1.0) and np.linalg.eigvalsh(rho).min() > -1e-12
+
+
+def test_two_wire_depolarizing_limit():
+    """p = 15/16 two-qubit depolarising is the fully mixed state on both wires."""
+    paulis = [P.I2, P.X, P.Y, P.Z]
+    p = 15 / 16
+    ks = [np.sqrt(1 - p) * np.eye(4)] + [np.sqrt(p / 15) * np.kron(a, b) for i, a in
+                                         enumerate(paulis) for j, b in enumerate(paulis) if i or j]
+    c = Circuit(2).h(0).cnot(0, 1).kraus((0, 1), ks)
+    np.testing.assert_allclose(density_matrix(c), np.eye(4) / 4, atol=1e-12)
+
+
+def test_two_wire_kraus_gradients():
+    c = two_wire_circuit()
+    theta = np.random.default_rng(4).uniform(-np.pi, np.pi, c.n_params)
+    h = Z(0) @ X(2) + 0.4 * Y(1) - 0.3 * Z(2)
+    check_grads(lambda t: expval(c, t, h), (theta,), modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: Circuit(3).kraus((0, 1), [np.eye(4), np.eye(4)]), r"not CPTP"),
+    (lambda: Circuit(3).kraus((0, 1), [np.eye(2)]), r"on 2 wire\(s\) are 4×4; operator 0"),
+    (lambda: Circuit(3).kraus((0, 0), [np.eye(4)]), r"repeated|distinct"),
+    (lambda: Circuit(3).channel("BitFlip", (0, 1), 0.1), r"named channels act on one wire"),
+])
+def test_two_wire_kraus_errors(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
