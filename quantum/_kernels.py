@@ -357,6 +357,26 @@ def apply_op(psi, kind, ints, mat, phi, inverse, par=False):
 
 
 @njit(cache=True, inline="always")
+def _is_rot1(kind, row):
+    """Whether a row is an uncontrolled one-wire rotation (RX, RY, RZ): its bit mask, else 0."""
+    one = row[3] | row[4]
+    if kind == K_ROT and row[2] == 0 and one != 0 and (one & (one - 1)) == 0:
+        return one
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _rot1_matrix(row, phi):
+    """(m00, m01, m10, m11) of exp(-i phi P / 2) for the one-wire Pauli of a row."""
+    c = np.cos(0.5 * phi)
+    s = np.sin(0.5 * phi)
+    if row[3] == 0:
+        return complex(c, -s), 0.0j, 0.0j, complex(c, s)
+    ph = _iphase(row[5]) * complex(0.0, -s)
+    return complex(c, 0.0), -ph if row[4] else ph, ph, complex(c, 0.0)
+
+
+@njit(cache=True, inline="always")
 def _angle(g, pidx, scale, offset, theta):
     k = pidx[g]
     if k < 0:
@@ -366,13 +386,35 @@ def _angle(g, pidx, scale, offset, theta):
 
 @njit(cache=True)
 def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta, par=False):
-    """psi <- U_G ... U_1 psi for the program at parameters theta (in place)."""
-    for g in range(kinds.size):
+    """psi <- U_G ... U_1 psi for the program at parameters theta (in place).
+
+    Two adjacent one-wire rotations on the same wire (``compile_program`` puts them side by side)
+    run as one 2×2 product: one pass over the state instead of two.
+    """
+    g = 0
+    while g < kinds.size:
         if kinds[g] == K_CHAN2:
             apply_chan2(psi, ints[g], mats, g, False)
+            g += 1
+            continue
+        bit = _is_rot1(kinds[g], ints[g])
+        if bit and g + 1 < kinds.size and _is_rot1(kinds[g + 1], ints[g + 1]) == bit:
+            a00, a01, a10, a11 = _rot1_matrix(ints[g], _angle(g, pidx, scale, offset, theta))
+            b00, b01, b10, b11 = _rot1_matrix(ints[g + 1],
+                                              _angle(g + 1, pidx, scale, offset, theta))
+            m00 = b00 * a00 + b01 * a10
+            m01 = b00 * a01 + b01 * a11
+            m10 = b10 * a00 + b11 * a10
+            m11 = b10 * a01 + b11 * a11
+            if par:
+                rot1_par(psi, _log2(bit), m00, m01, m10, m11)
+            else:
+                _rot1_blocked(psi, bit, m00, m01, m10, m11)
+            g += 2
             continue
         apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False,
                  par)
+        g += 1
 
 
 @njit(cache=True, parallel=True)
@@ -521,6 +563,66 @@ def _rot1_adjoint_step(psi, lam, bit, xmask, zmask, ny, phi):
     return complex(0.0, -0.5) * _iphase(ny) * acc
 
 
+@njit(cache=True, inline="always")
+def _pauli1(row):
+    """The real 2×2 matrix P / i**ny of a one-wire Pauli row: Z, X, or Y / i = [[0, -1], [1, 0]]."""
+    if row[3] == 0:
+        return 1.0, 0.0, 0.0, -1.0
+    if row[4]:
+        return 0.0, -1.0, 1.0, 0.0
+    return 0.0, 1.0, 1.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def _mm(a00, a01, a10, a11, b00, b01, b10, b11):
+    """The 2×2 product A B."""
+    return (a00 * b00 + a01 * b10, a00 * b01 + a01 * b11,
+            a10 * b00 + a11 * b10, a10 * b01 + a11 * b11)
+
+
+@njit(cache=True, fastmath=REDUCE_FLAGS)
+def _rot2_adjoint_step(psi, lam, bit, hi_row, phi_hi, lo_row, phi_lo):
+    """Two adjoint-sweep steps (rows g = hi and g - 1 = lo, one-wire rotations on one bit) in
+    one pass: returns (Re⟨lam_g, A_g psi_g⟩, Re⟨lam_{g-1}, A_{g-1} psi_{g-1}⟩) and applies
+    M = U_lo† U_hi† to psi and lam.
+
+    Both inner products are taken on the entry values: ⟨U_hi† λ, A_lo U_hi† ψ⟩ = ⟨λ, R_lo ψ⟩ with
+    R_lo = U_hi A_lo U_hi† (a 2×2 matrix formed once), so the loop is three 2×2 products.
+    """
+    f = complex(0.0, -0.5)
+    u00, u01, u10, u11 = _rot1_matrix(hi_row, phi_hi)
+    h00, h01, h10, h11 = _rot1_matrix(hi_row, -phi_hi)  # U(-phi) = U(phi)†
+    l00, l01, l10, l11 = _rot1_matrix(lo_row, -phi_lo)
+    m00, m01, m10, m11 = _mm(l00, l01, l10, l11, h00, h01, h10, h11)
+    p00, p01, p10, p11 = _pauli1(hi_row)
+    e = f * _iphase(hi_row[5])
+    r00, r01, r10, r11 = e * p00, e * p01, e * p10, e * p11
+    p00, p01, p10, p11 = _pauli1(lo_row)
+    e = f * _iphase(lo_row[5])
+    t00, t01, t10, t11 = _mm(u00, u01, u10, u11, e * p00, e * p01, e * p10, e * p11)
+    q00, q01, q10, q11 = _mm(t00, t01, t10, t11, h00, h01, h10, h11)
+    d_hi = 0.0
+    d_lo = 0.0
+    n = psi.size
+    for base in range(0, n, 2 * bit):
+        for i in range(base, base + bit):
+            a0 = psi[i]
+            a1 = psi[i + bit]
+            k0 = lam[i]
+            k1 = lam[i + bit]
+            z0 = r00 * a0 + r01 * a1
+            z1 = r10 * a0 + r11 * a1
+            d_hi += k0.real * z0.real + k0.imag * z0.imag + k1.real * z1.real + k1.imag * z1.imag
+            z0 = q00 * a0 + q01 * a1
+            z1 = q10 * a0 + q11 * a1
+            d_lo += k0.real * z0.real + k0.imag * z0.imag + k1.real * z1.real + k1.imag * z1.imag
+            psi[i] = m00 * a0 + m01 * a1
+            psi[i + bit] = m10 * a0 + m11 * a1
+            lam[i] = m00 * k0 + m01 * k1
+            lam[i + bit] = m10 * k0 + m11 * k1
+    return d_hi, d_lo
+
+
 @njit(cache=True)
 def _cx1_pair(psi, lam, b, c):
     """CNOT (control bit c, target bit b) on psi and lam in one pass (it is its own inverse)."""
@@ -546,18 +648,30 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
     On entry ``psi`` is the final state and ``lam`` the cotangent of the final state; both are
     overwritten (on exit ``psi`` is the initial state, ``lam`` the initial state's cotangent).
     """
-    for g in range(kinds.size - 1, -1, -1):
+    g = kinds.size - 1
+    while g >= 0:
         kind = kinds[g]
         phi = _angle(g, pidx, scale, offset, theta)
         row = ints[g]
-        one = row[3] | row[4]
-        if not par and kind == K_ROT and row[2] == 0 and (one & (one - 1)) == 0:
+        one = _is_rot1(kind, row)
+        if not par and one and g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == one:
+            d_hi, d_lo = _rot2_adjoint_step(psi, lam, one, row, phi, ints[g - 1],
+                                            _angle(g - 1, pidx, scale, offset, theta))
+            if pidx[g] >= 0:
+                grad[pidx[g]] += scale[g] * d_hi
+            if pidx[g - 1] >= 0:
+                grad[pidx[g - 1]] += scale[g - 1] * d_lo
+            g -= 2
+            continue
+        if not par and one:
             d = _rot1_adjoint_step(psi, lam, one, row[3], row[4], row[5], phi).real
             if pidx[g] >= 0:
                 grad[pidx[g]] += scale[g] * d
+            g -= 1
             continue
         if not par and kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
             _cx1_pair(psi, lam, row[0], _log2(row[2]))
+            g -= 1
             continue
         if pidx[g] >= 0:
             if par:
@@ -567,6 +681,7 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
             grad[pidx[g]] += scale[g] * d
         apply_op(psi, kind, ints[g], mats[g], phi, True, par)
         apply_op(lam, kind, ints[g], mats[g], phi, True, par)
+        g -= 1
 
 
 @njit(cache=True, parallel=True)

@@ -21,7 +21,17 @@ from numbers import Real
 import numpy as np
 
 from ._gates import GATES, Elementary, pauli_masks
-from ._kernels import K_CHAN, K_CHAN2, K_DATA, K_MAT1, K_MAT2, K_PHASE, build_diag
+from ._kernels import (
+    K_CHAN,
+    K_CHAN2,
+    K_DATA,
+    K_MAT1,
+    K_MAT2,
+    K_PHASE,
+    K_ROT,
+    K_SWAP,
+    build_diag,
+)
 from ._noise import CHANNELS, KRAUS, check_kraus, check_strength, compile_mixed, superop
 
 #: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
@@ -537,6 +547,59 @@ class Program:
                        self.scale, offset)
 
 
+#: How far back ``_pair_rotations`` looks for a partner rotation (keeps compilation linear).
+PAIR_WINDOW = 64
+
+
+def _touched(kind: int, row) -> int:
+    """The bit mask a program row reads or writes."""
+    b0, b1, cmask, xmask, zmask, _ = row
+    if kind == K_ROT:
+        return xmask | zmask | cmask
+    if kind == K_PHASE:
+        return cmask
+    if kind in (K_MAT2, K_SWAP):
+        return (1 << b0) | (1 << b1) | cmask
+    return (1 << b0) | cmask
+
+
+def _rot1_bit(kind: int, row) -> int:
+    """The bit of an uncontrolled one-wire rotation row (RX, RY, RZ), else 0."""
+    one = row[3] | row[4]
+    return one if kind == K_ROT and row[2] == 0 and one and not one & (one - 1) else 0
+
+
+def _pair_rotations(kinds, ints) -> list[int]:
+    """A row order that puts two one-wire rotations on the same wire side by side.
+
+    A one-wire uncontrolled rotation commutes with every operation on other wires, so it may
+    move back past them to just after an earlier unpaired rotation on its wire (searching at
+    most ``PAIR_WINDOW`` rows back). The kernels then apply such a pair in one pass
+    (``run_forward``) and take both adjoint steps in one pass (``adjoint_sweep``). Every other
+    row keeps its relative order.
+    """
+    out: list[int] = []
+    paired: set[int] = set()
+    for i, (kind, row) in enumerate(zip(kinds, ints)):
+        bit = _rot1_bit(kind, row)
+        partner = None
+        for pos in range(len(out) - 1, max(-1, len(out) - 1 - PAIR_WINDOW), -1):
+            j = out[pos] if bit else None
+            if j is None:
+                break
+            if _rot1_bit(kinds[j], ints[j]) == bit and j not in paired:
+                partner = pos
+                break
+            if _touched(kinds[j], ints[j]) & bit:
+                break
+        if partner is None:
+            out.append(i)
+        else:
+            out.insert(partner + 1, i)
+            paired.update((i, out[partner]))
+    return out
+
+
 def compile_program(circuit: Circuit) -> Program:
     """Compile a circuit's gates into a :class:`Program` of elementary operations."""
     n = circuit.n_qubits
@@ -570,6 +633,10 @@ def compile_program(circuit: Circuit) -> Program:
                 pidx.append(-1)
                 scale.append(0.0)
                 offset.append(0.0 if a is None else float(a))
+    if K_CHAN not in kinds and K_CHAN2 not in kinds:
+        order = _pair_rotations(kinds, ints)
+        kinds, ints, mats, pidx, scale, offset = (
+            [col[i] for i in order] for col in (kinds, ints, mats, pidx, scale, offset))
     g = len(kinds)
     return Program(
         n_qubits=n,
