@@ -21,6 +21,7 @@ __all__ = [
     "tree_structure",
     "register_pytree_node",
     "TreeDef",
+    "Raveler",
 ]
 
 _registry = {}  # type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj)
@@ -196,3 +197,71 @@ def tree_map(f, tree, *rest):
             )
         others.append(rl)
     return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
+
+
+class Raveler:
+    """Flatten pytrees shaped like a reference tree of real arrays into one vector, and back.
+
+    For solvers that work on flat vectors (ODE integrators, root finders).  Values may be
+    traced: raveling and unraveling use differentiable NumPy calls.
+
+    Args:
+        tree: the reference pytree (its structure and leaf shapes are kept).
+        name: its name in error messages ("y0", "x0").
+        where: the calling function, prefixed to error messages ("odeint").
+
+    Raises:
+        ValueError: the tree has no leaves.
+        TypeError: a leaf is complex or not numeric.
+    """
+
+    def __init__(self, tree, name, where):
+        from ._core import getval
+
+        leaves, self.treedef = tree_flatten(tree)
+        self.name, self.where = name, where
+        if not leaves:
+            raise ValueError(f"{where}: {name} has no array leaves")
+        vals = [getval(x) for x in leaves]
+        for k, v in enumerate(vals):
+            if np.result_type(v).kind not in "iufb":
+                raise TypeError(f"{where}: {name} leaf {k} must be real, got dtype "
+                                f"{np.result_type(v)} (complex values are not supported)")
+        self.shapes = [np.shape(v) for v in vals]
+        self.sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
+        dt = np.result_type(*vals)
+        self.dtype = dt if dt.kind == "f" else np.dtype(np.float64)
+        self.size = sum(self.sizes)
+
+    def ravel(self, tree, what):
+        """One vector from ``tree`` (named ``what`` in errors), which must match the reference."""
+        from ._core import getval
+
+        leaves, td = tree_flatten(tree)
+        if td != self.treedef:
+            raise TypeError(f"{self.where}: {what} has structure {td!r}, expected "
+                            f"{self.treedef!r} (the structure of {self.name})")
+        for k, (x, s) in enumerate(zip(leaves, self.shapes)):
+            if np.shape(getval(x)) != s:
+                raise ValueError(f"{self.where}: {what} leaf {k} has shape "
+                                 f"{np.shape(getval(x))}, expected {s} (the shape of "
+                                 f"{self.name}'s leaf)")
+        if len(leaves) == 1:
+            x = leaves[0]
+            return np.reshape(x, (-1,)) if np.ndim(getval(x)) != 1 else x
+        return np.concatenate([np.reshape(x, (-1,)) for x in leaves])
+
+    def unravel(self, vec, lead=()):
+        """Split ``vec`` of shape ``lead + (size,)`` into leaves shaped ``lead + shape``."""
+        from ._core import getval
+
+        if len(self.shapes) == 1:
+            shape = lead + self.shapes[0]
+            leaf = vec if np.shape(getval(vec)) == shape else np.reshape(vec, shape)
+            return tree_unflatten(self.treedef, [leaf])
+        out, o = [], 0
+        for s, n in zip(self.shapes, self.sizes):
+            out.append(np.reshape(vec[..., o:o + n], lead + s))
+            o += n
+        return tree_unflatten(self.treedef, out)
+

@@ -49,7 +49,7 @@ import numpy as np
 from .._api import pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
-from .._tree import tree_flatten, tree_unflatten
+from .._tree import Raveler, tree_flatten, tree_unflatten
 
 __all__ = ["odeint", "DOPRI5"]
 
@@ -160,52 +160,6 @@ def _check_times(t):
 # ---------------------------------------------------------------------------
 # Flattening the state pytree to one vector
 # ---------------------------------------------------------------------------
-class _Ravel:
-    """Flatten a pytree of arrays into one 1-D vector and back (traced or plain)."""
-
-    def __init__(self, tree, what):
-        leaves, self.treedef = tree_flatten(tree)
-        if not leaves:
-            raise ValueError(f"odeint: {what} has no array leaves")
-        vals = [getval(x) for x in leaves]
-        for k, v in enumerate(vals):
-            kind = np.result_type(v).kind
-            if kind not in "iufb":
-                raise TypeError(f"odeint: {what} leaf {k} must be real, got dtype "
-                                f"{np.result_type(v)} (complex states are not supported)")
-        self.shapes = [np.shape(v) for v in vals]
-        self.sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
-        dt = np.result_type(*vals)
-        self.dtype = dt if dt.kind == "f" else np.dtype(np.float64)
-        self.size = sum(self.sizes)
-
-    def ravel(self, tree, what):
-        leaves, td = tree_flatten(tree)
-        if td != self.treedef:
-            raise TypeError(f"odeint: {what} has structure {td!r}, expected {self.treedef!r} "
-                            f"(the structure of y0)")
-        for k, (x, s) in enumerate(zip(leaves, self.shapes)):
-            if np.shape(getval(x)) != s:
-                raise ValueError(f"odeint: {what} leaf {k} has shape {np.shape(getval(x))}, "
-                                 f"expected {s} (the shape of y0's leaf)")
-        if len(leaves) == 1:
-            x = leaves[0]
-            return np.reshape(x, (-1,)) if np.ndim(getval(x)) != 1 else x
-        return np.concatenate([np.reshape(x, (-1,)) for x in leaves])
-
-    def unravel(self, vec, lead=()):
-        """Split ``vec`` of shape ``lead + (size,)`` into leaves shaped ``lead + shape``."""
-        if len(self.shapes) == 1:
-            shape = lead + self.shapes[0]
-            leaf = vec if np.shape(getval(vec)) == shape else np.reshape(vec, shape)
-            return tree_unflatten(self.treedef, [leaf])
-        out, o = [], 0
-        for s, n in zip(self.shapes, self.sizes):
-            out.append(np.reshape(vec[..., o:o + n], lead + s))
-            o += n
-        return tree_unflatten(self.treedef, out)
-
-
 # ---------------------------------------------------------------------------
 # The integrators: f(y, t) -> dy/dt on flat vectors, plain or traced
 # ---------------------------------------------------------------------------
@@ -526,7 +480,7 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
         raise TypeError(f"odeint: func must be callable, got {type(func).__name__}")
     opts = _check_options(method, rtol, atol, step, max_steps, gradient)
     ts = _check_times(t)
-    rav = _Ravel(y0, "y0")
+    rav = Raveler(y0, "y0", "odeint")
     y0_flat = rav.ravel(y0, "y0")
     if np.result_type(getval(y0_flat)).kind != "f":  # integers: plain by construction
         y0_flat = np.asarray(y0_flat, dtype=rav.dtype)

@@ -39,7 +39,7 @@ from .._api import grad, pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._forward import jacfwd
-from .._tree import tree_flatten, tree_unflatten
+from .._tree import Raveler, tree_flatten, tree_unflatten
 
 __all__ = ["custom_root", "root", "fixed_point", "minimize_scalar"]
 
@@ -51,45 +51,6 @@ _EPS = np.finfo(np.float64).eps
 # ---------------------------------------------------------------------------
 # helpers: pytrees <-> one vector; differentiable leaves of args; closures
 # ---------------------------------------------------------------------------
-class _Ravel:
-    """Flatten a pytree of real arrays into one float vector and back."""
-
-    def __init__(self, tree, what, where):
-        leaves, self.treedef = tree_flatten(tree)
-        if not leaves:
-            raise ValueError(f"{where}: {what} has no array leaves")
-        vals = [getval(x) for x in leaves]
-        for k, v in enumerate(vals):
-            if np.result_type(v).kind not in "iufb":
-                raise TypeError(f"{where}: {what} leaf {k} must be real, got dtype "
-                                f"{np.result_type(v)}")
-        self.shapes = [np.shape(v) for v in vals]
-        self.sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
-        self.dtype = np.result_type(np.float64, *vals) if all(
-            np.result_type(v).kind != "f" for v in vals) else np.result_type(*vals)
-        self.where = where
-
-    def ravel(self, tree, what):
-        leaves, td = tree_flatten(tree)
-        if td != self.treedef:
-            raise TypeError(f"{self.where}: {what} has structure {td!r}, expected "
-                            f"{self.treedef!r} (the structure of x0)")
-        for k, (x, s) in enumerate(zip(leaves, self.shapes)):
-            if np.shape(getval(x)) != s:
-                raise ValueError(f"{self.where}: {what} leaf {k} has shape "
-                                 f"{np.shape(getval(x))}, expected {s} (x0's)")
-        if len(leaves) == 1:
-            return np.reshape(leaves[0], (-1,))
-        return np.concatenate([np.reshape(x, (-1,)) for x in leaves])
-
-    def unravel(self, vec):
-        out, o = [], 0
-        for s, n in zip(self.shapes, self.sizes):
-            out.append(np.reshape(vec[o:o + n], s))
-            o += n
-        return tree_unflatten(self.treedef, out)
-
-
 def _split_args(args):
     """The float leaves of ``args`` (differentiated) and ``rebuild(leaves) -> args``."""
     leaves, treedef = tree_flatten(args)
@@ -169,7 +130,7 @@ def custom_root(f, x0, solve, tangent_solve=None, args=(), where="custom_root"):
     if not isinstance(args, tuple):
         raise TypeError(f"{where}: args must be a tuple, got {type(args).__name__}")
     x0 = stop_gradient(x0)  # the root does not depend on the initial guess
-    rav = _Ravel(x0, "x0", where)
+    rav = Raveler(x0, "x0", where)
     x0_vec = np.asarray(rav.ravel(x0, "x0"), dtype=rav.dtype)
     p, rebuild = _split_args(args)
 
