@@ -14,13 +14,13 @@ memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic
 2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)``. Fitting:
 ``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Model fast paths (Numba kernels
 with hand-written adjoints, numba.cuda forward kernels): ``ou_paths``, ``gbm_paths``,
-``cir_paths``, ``heston_paths``. Derivations of the hand-written
+``cir_paths``, ``heston_paths``, ``langevin_paths`` (CPU only). Derivations of the hand-written
 adjoints are in ``sde/DERIVATIONS.md``.
 """
 
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
 from ._model import SDE, Adjoint, Calculus, Noise
-from ._ops import cir_paths, gbm_paths, heston_paths, ou_paths
+from ._ops import cir_paths, gbm_paths, heston_paths, langevin_paths, ou_paths
 from ._sdeint import sdeint
 from ._solvers import (
     SRA1,
@@ -57,6 +57,7 @@ __all__ = [
     "ensemble_stats",
     "gbm_paths",
     "heston_paths",
+    "langevin_paths",
     "moment_loss",
     "ou_paths",
     "pseudo_loglik",

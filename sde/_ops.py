@@ -5,6 +5,8 @@
 * :func:`cir_paths` — full-truncation Euler paths of Cox–Ingersoll–Ross
   ``dX = κ(θ − X) dt + σ√X dW``.
 * :func:`heston_paths` — full-truncation (log-)Euler paths of the Heston model.
+* :func:`langevin_paths` — Euler paths of underdamped Langevin in a harmonic or double-well
+  potential.
 
 Both take the Brownian increments explicitly (plain arrays: the path is fixed), validate once
 here, run the ``_kernels`` forward kernel (or the numba.cuda one with ``device="cuda"``) and
@@ -21,7 +23,7 @@ from diffsci.extend import getval
 
 from . import _kernels
 
-__all__ = ["cir_paths", "gbm_paths", "heston_paths", "ou_paths"]
+__all__ = ["cir_paths", "gbm_paths", "heston_paths", "langevin_paths", "ou_paths"]
 
 
 def _scalar(x, name, who):
@@ -312,3 +314,69 @@ def heston_paths(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ, device="cpu"):
     if not any(ds.extend.is_tracer(v) for v in (s0, v0, mu, kappa, theta, xi, rho)):
         s0, v0 = np.asarray(s0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
     return _heston(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ)
+
+
+@ds.custom_vjp
+def _langevin(x0, v0, a, b, gamma, sigma, dt, dW):
+    return _kernels.langevin_euler(x0, v0, *map(float, (a, b, gamma, sigma)), dt, dW)
+
+
+def _langevin_fwd(x0, v0, a, b, gamma, sigma, dt, dW):
+    p = tuple(map(float, (a, b, gamma, sigma)))
+    X, V = _kernels.langevin_euler(x0, v0, *p, dt, dW)
+    return (X, V), (X, V, p, dt, dW)
+
+
+def _langevin_bwd(res, g):
+    X, V, p, dt, dW = res
+    gX, gV = g
+    out = _kernels.langevin_euler_adjoint(X, V, *p, dt, dW,
+                                          _plain_cotangent(gX, "langevin_paths"),
+                                          _plain_cotangent(gV, "langevin_paths"))
+    return (*out, None, None)
+
+
+_langevin.defvjp(_langevin_fwd, _langevin_bwd)
+
+
+def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW):
+    """Euler paths of underdamped Langevin: ``(x, v)``, each ``(paths, n + 1)`` (reverse mode).
+
+    ``dx = v dt``, ``dv = (−U′(x) − γv) dt + σ dW`` in the quartic potential
+    ``U(x) = a x⁴/4 + b x²/2`` — harmonic for ``a = 0`` (stiffness ``b``), a double well with
+    minima at ``±√(−b/a)`` for ``a > 0 > b`` (``U = (x² − 1)²`` is ``a = 4, b = −4``) — stepped as
+
+        x_{k+1} = x_k + v_k Δ,   v_{k+1} = v_k − (a x_k³ + b x_k + γ v_k) Δ + σ ΔW_k
+
+    (the generic solver's Euler on the 2-D state, to round-off).
+
+    Args:
+        x0, v0: initial positions and velocities, ``(paths,)`` each.
+        a, b, gamma, sigma: real scalars (differentiable).
+        dt: the step (> 0); dW: Brownian increments ``(paths, n)`` (fixed, not differentiated).
+
+    Returns:
+        ``(x, v)``, each ``(paths, n + 1)``.
+
+    Raises:
+        ValueError: shapes, non-scalar parameters, dt <= 0 (naming the argument).
+
+    Example:
+        >>> dW = np.random.default_rng(0).normal(0, 0.1, (4, 100))
+        >>> x, v = langevin_paths(np.ones(4), np.zeros(4), 4.0, -4.0, 0.5, 0.7, 0.01, dW)
+        >>> x.shape, v.shape
+        ((4, 101), (4, 101))
+
+    References:
+        Adjoint: ``sde/DERIVATIONS.md`` §5.
+    """
+    who = "langevin_paths"
+    dW = _increments(dW, "dW", who)
+    _vector(x0, dW.shape[0], "x0", who)
+    _vector(v0, dW.shape[0], "v0", who)
+    for name, v in (("a", a), ("b", b), ("gamma", gamma), ("sigma", sigma)):
+        _scalar(v, name, who)
+    dt = _positive_dt(dt, who)
+    if not any(ds.extend.is_tracer(v) for v in (x0, v0, a, b, gamma, sigma)):
+        x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
+    return _langevin(x0, v0, a, b, gamma, sigma, dt, dW)

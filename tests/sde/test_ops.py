@@ -155,3 +155,72 @@ def test_cir_heston_bad_input():
         _ops.heston_paths(np.zeros(5), np.ones(5), 0.0, 1.0, 0.1, 0.2, 0.1, 0.01, DW, DW)
     with pytest.raises(ValueError, match=r"heston_paths: dZ must have shape \(5, 40\)"):
         _ops.heston_paths(np.ones(5), np.ones(5), 0.0, 1.0, 0.1, 0.2, 0.1, 0.01, DW, DW[:, :3])
+
+
+LANGEVIN = dict(a=4.0, b=-4.0, gamma=0.5, sigma=0.7)  # double well U = (x² − 1)² (+ const)
+
+
+@pytest.mark.parametrize("a, b", [(0.0, 2.0), (4.0, -4.0)], ids=["harmonic", "double_well"])
+def test_langevin_grads(a, b):
+    def f(x0, v0, a, b, gamma, sigma):
+        x, v = _ops.langevin_paths(x0, v0, a, b, gamma, sigma, 0.01, DW)
+        return np.sin(x) + v**2
+
+    check_grads(f, (Y0, 0.5 * Y0[::-1], a, b, 0.5, 0.7), modes=("rev",))
+
+
+def _langevin_sde():
+    def drift(t, y, p):
+        x, v = y[:, :1], y[:, 1:]
+        return np.concatenate([v, -(p[0] * x**3 + p[1] * x) - p[2] * v], axis=1)
+
+    def diffusion(t, y, p):
+        return np.concatenate([0.0 * y[:, :1], p[3] + 0.0 * y[:, 1:]], axis=1)
+
+    return sde.SDE(drift, diffusion, noise="diagonal")
+
+
+def test_langevin_matches_sdeint_euler():
+    """Langevin as a 2-D diagonal-noise SDE in (x, v) (noise on v only) with Euler on the same
+    Brownian path: same values and same gradient (all four parameters and both initial
+    states) as the kernel and its adjoint."""
+    ts = np.linspace(0, 0.4, 41)
+    bm = sde.BrownianPath(ts, (5, 2), seed=7)
+    dW = np.stack([bm.increment(a, b)[:, 1] for a, b in zip(ts[:-1], ts[1:])], axis=1)
+    prob = _langevin_sde()
+    p = np.array(list(LANGEVIN.values()))
+    x0, v0 = Y0, 0.3 * np.ones(5)
+    x, v = _ops.langevin_paths(x0, v0, *p, 0.01, dW)
+    ref = sde.sdeint(prob, np.stack([x0, v0], axis=1), ts, p, method="euler", dt=0.01,
+                     brownian=bm)
+    np.testing.assert_allclose(x, ref[:, :, 0].T, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(v, ref[:, :, 1].T, rtol=1e-12, atol=1e-13)
+
+    def k_loss(p, y0):
+        x, v = _ops.langevin_paths(y0[:, 0], y0[:, 1], *(p[i] for i in range(4)), 0.01, dW)
+        return np.sum(np.cos(x[:, -1])) + np.sum(v**2)
+
+    def s_loss(p, y0):
+        ys = sde.sdeint(prob, y0, ts, p, dt=0.01, brownian=bm)
+        return np.sum(np.cos(ys[-1, :, 0])) + np.sum(ys[:, :, 1] ** 2)
+
+    y0 = np.stack([x0, v0], axis=1)
+    gk = ds.grad(k_loss, argnums=(0, 1))(p, y0)
+    gs = ds.grad(s_loss, argnums=(0, 1))(p, y0)
+    for u, w in zip(gk, gs):
+        np.testing.assert_allclose(u, w, rtol=1e-9, atol=1e-12)
+
+
+def test_langevin_nested_differentiation_refused():
+    with pytest.raises(NotImplementedError, match="first order only"):
+        ds.jvp(lambda g: _ops.langevin_paths(Y0, Y0, 0.0, 1.0, g, 0.3, 0.01, DW)[0], (0.5,),
+               (1.0,))
+
+
+def test_langevin_bad_input():
+    with pytest.raises(ValueError, match=r"langevin_paths: v0 must have shape \(5,\)"):
+        _ops.langevin_paths(Y0, np.zeros(3), 0.0, 1.0, 0.5, 0.3, 0.01, DW)
+    with pytest.raises(ValueError, match="langevin_paths: gamma must be a real scalar"):
+        _ops.langevin_paths(Y0, Y0, 0.0, 1.0, np.ones(2), 0.3, 0.01, DW)
+    with pytest.raises(ValueError, match="langevin_paths: dt must be > 0"):
+        _ops.langevin_paths(Y0, Y0, 0.0, 1.0, 0.5, 0.3, 0.0, DW)
