@@ -12,7 +12,9 @@ Contents:
 * closed forms: :func:`bsm_price` (with dividend yield), :func:`black76_price`,
   :func:`bachelier_price`, :func:`digital_price` (cash-or-nothing), :func:`heston_price`
   (Fourier, little-Heston-trap characteristic function), :func:`barrier_price` (knock-out and
-  knock-in, Reiner–Rubinstein/Haug);
+  knock-in, Reiner–Rubinstein/Haug), :func:`geometric_asian_price` (Kemna–Vorst, continuous
+  or discrete fixings), :func:`merton_jump_price` (Merton's jump-diffusion series, documented
+  truncation);
 * :func:`greeks` (price, delta, gamma, vega, theta, rho, vanna, volga of any pricer by AD) and
   :func:`implied_vol` (bracketed Newton over the whole price domain, IFT gradients);
 * rates: :func:`bootstrap` (the paper's Newton bootstrap, each step using ``ds.grad``),
@@ -34,12 +36,15 @@ validated once at the boundary. Derivations of the hand-written rules: ``finance
 """
 
 from ._analytic import (
+    MERTON_MAX_TERMS,
     bachelier_price,
     barrier_price,
     black76_price,
     bsm_price,
     digital_price,
+    geometric_asian_price,
     heston_price,
+    merton_jump_price,
 )
 from ._barrier_mc import mc_barrier_price
 from ._bonds import bond_price, cashflows, treasury_frequency
@@ -57,6 +62,7 @@ from ._tree import tree_price
 
 __all__ = [
     "GREEKS",
+    "MERTON_MAX_TERMS",
     "HESTON_BOUNDS",
     "PAPER_MATURITIES",
     "PAPER_PAR_RATES",
@@ -85,6 +91,8 @@ __all__ = [
     "bsm_price",
     "digital_price",
     "fd_price",
+    "geometric_asian_price",
+    "merton_jump_price",
     "greeks",
     "heston_mc_price",
     "heston_price",

@@ -1,13 +1,18 @@
 """Closed-form pricers, one engine per module (each a few formulas in differentiable NumPy)."""
 
+from .asian import geometric_asian_price
 from .bachelier import bachelier_price
 from .barrier import barrier_price
 from .black76 import black76_price
 from .bsm import bsm_price
 from .digital import digital_price
 from .heston import heston_price
+from .merton import MERTON_MAX_TERMS, merton_jump_price
 
 __all__ = [
+    "MERTON_MAX_TERMS",
+    "geometric_asian_price",
+    "merton_jump_price",
     "bachelier_price",
     "barrier_price",
     "black76_price",
