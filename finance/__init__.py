@@ -23,6 +23,9 @@ Contents:
   numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
 * :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
   continuous monitoring and pathwise-differentiable);
+* :func:`basket_mc_price`, :func:`basket_mc_greeks` (correlated multi-asset GBM by Cholesky,
+  arithmetic/geometric baskets, pathwise Greeks by AD with standard errors) and the closed form
+  :func:`geometric_basket_price`;
 * :func:`heston_mc_price` (full-truncation Euler or Andersen's QE, pathwise-differentiable);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
@@ -43,10 +46,12 @@ from ._analytic import (
     bsm_price,
     digital_price,
     geometric_asian_price,
+    geometric_basket_price,
     heston_price,
     merton_jump_price,
 )
 from ._barrier_mc import mc_barrier_price
+from ._basket_mc import Basket, basket_mc_greeks, basket_mc_price
 from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._calibrate import BOUNDS as HESTON_BOUNDS
@@ -92,6 +97,10 @@ __all__ = [
     "digital_price",
     "fd_price",
     "geometric_asian_price",
+    "geometric_basket_price",
+    "basket_mc_greeks",
+    "basket_mc_price",
+    "Basket",
     "merton_jump_price",
     "greeks",
     "heston_mc_price",

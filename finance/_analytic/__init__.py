@@ -3,6 +3,7 @@
 from .asian import geometric_asian_price
 from .bachelier import bachelier_price
 from .barrier import barrier_price
+from .basket import geometric_basket_price
 from .black76 import black76_price
 from .bsm import bsm_price
 from .digital import digital_price
@@ -12,6 +13,7 @@ from .merton import MERTON_MAX_TERMS, merton_jump_price
 __all__ = [
     "MERTON_MAX_TERMS",
     "geometric_asian_price",
+    "geometric_basket_price",
     "merton_jump_price",
     "bachelier_price",
     "barrier_price",
