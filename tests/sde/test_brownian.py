@@ -56,3 +56,22 @@ def test_path_grid_and_bridge():
         bm.levy_area(ts[2], ts[4])
     with pytest.raises(ValueError, match="strictly increasing"):
         sde.BrownianPath([0.0, 0.0, 1.0], (2,))
+
+
+def test_coarsen_keeps_the_path_and_merges_levy_areas():
+    bm = sde.BrownianPath(np.linspace(0, 1, 65), (20000, 1), seed=4, levy_area=True)
+    c4 = bm.coarsen(4)
+    assert c4.ts.size == 17
+    for a, b in [(0.0, 0.25), (0.5, 1.0), (0.125, 0.875)]:
+        np.testing.assert_array_equal(c4.increment(a, b), bm.increment(a, b))
+    # merging is associative: two halvings equal one quartering; stride 1 is the identity
+    np.testing.assert_allclose(bm.coarsen(2).coarsen(2).levy_area(0.25, 0.3125),
+                               c4.levy_area(0.25, 0.3125), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(bm.coarsen(1).levy_area(0.0, 1 / 64), bm.levy_area(0.0, 1 / 64),
+                               rtol=1e-12, atol=1e-15)
+    # H ~ N(0, h/12), independent of the increment
+    H, dW = c4.levy_area(0.25, 0.3125), c4.increment(0.25, 0.3125)
+    assert abs(np.var(H) / (0.0625 / 12) - 1) < 0.05
+    assert abs(np.corrcoef(H[:, 0], dW[:, 0])[0, 1]) < 0.03
+    with pytest.raises(ValueError, match="stride must be a positive int dividing the 64"):
+        bm.coarsen(3)
