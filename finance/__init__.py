@@ -20,7 +20,8 @@ Contents:
 * rates: :func:`bootstrap` (the paper's Newton bootstrap, each step using ``ds.grad``),
   :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
 * Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
-  numba.cuda path kernels with pathwise adjoints, antithetics, standard errors);
+  numba.cuda path kernels with pathwise adjoints, antithetics, standard errors; ``qmc=True``:
+  scrambled Sobol with Brownian-bridge paths, s.e. from independent scramblings);
 * :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
   continuous monitoring and pathwise-differentiable);
 * :func:`basket_mc_price`, :func:`basket_mc_greeks` (correlated multi-asset GBM by Cholesky,

@@ -12,7 +12,8 @@ mean of (smoothed − sharp) payoffs and reported with its standard error in ``M
 
 References:
     Giles & Glasserman, "Smoking adjoints", Risk (2006). Glasserman, *Monte Carlo Methods in
-    Financial Engineering* (2003), §4.2 (antithetic variates), §7.2 (pathwise estimators).
+    Financial Engineering* (2003), §4.2 (antithetic variates), §7.2 (pathwise estimators);
+    (2004), §3.1 and §5.5 (Brownian bridge and quasi-Monte Carlo, ``qmc=True``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def _config(who, kw):
     if not isinstance(product, Product):
         raise TypeError(f"{who}: product must be a finance.Product, got {product!r}")
     n_paths, n_steps = kw["n_paths"], kw["n_steps"]
-    antithetic = bool(kw["antithetic"])
+    antithetic = kw["antithetic"]
+    antithetic = not kw.get("qmc", False) if antithetic is None else bool(antithetic)
     if not (isinstance(n_paths, int | np.integer) and n_paths >= 2):
         raise ValueError(f"{who}: n_paths must be an int >= 2, got {n_paths!r}")
     if antithetic and n_paths % 2:
@@ -95,8 +97,8 @@ def _config(who, kw):
 
 
 def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-             product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=True,
-             smoothing=None, device="cpu"):
+             product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
+             smoothing=None, device="cpu", qmc=False, qmc_replicates=8):
     """Monte Carlo price of a GBM product, differentiable by its pathwise adjoint.
 
     Args:
@@ -107,10 +109,20 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
         n_steps: monitoring dates (Asian average) or steps to expiry (the exact GBM solution is
             used, so European prices do not depend on it).
         seed: the counter-based generator's seed: the same seed gives the same paths.
-        antithetic: pair each path with its mirror (``Z → −Z``).
+        antithetic: pair each path with its mirror (``Z → −Z``); default (None): True for
+            plain Monte Carlo, False with ``qmc``.
         smoothing: digital payoff width ``δ/K`` (default 0.02 for DIGITAL; 0 = sharp, whose
             pathwise Greeks are zero).
         device: ``"cpu"`` (Numba) or ``"cuda"`` (numba.cuda, one thread per path).
+        qmc: randomised quasi-Monte Carlo (EUROPEAN/ASIAN, CPU, NumPy over diffsci): Owen-scrambled
+            Sobol points (one dimension per step), inverse-normal CDF, Brownian-bridge paths
+            (``finance._qmc``; DERIVATIONS §QMC). ``n_paths`` is the total over
+            ``qmc_replicates`` independent scramblings and must be ``qmc_replicates × 2^m``
+            (``× 2`` more with antithetic); otherwise ValueError (a Sobol set that is not a
+            power of two loses its balance and its error rate).
+        qmc_replicates: independent scramblings ``R ≥ 2`` (default 8); with ``qmc`` the price
+            is the mean of the replicate means, ``stderr`` their standard deviation over √R, and
+            ``n_samples`` is R.
 
     Returns:
         :class:`MCResult`.
@@ -124,6 +136,11 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
         True
     """
     args, cfg = _config("mc_price", dict(locals()))
+    if qmc:
+        from ._qmc import qmc_price
+
+        price, se = qmc_price(args, cfg, int(n_paths), qmc_replicates)
+        return MCResult(price=price, stderr=se, n_samples=int(qmc_replicates))
     samples = gbm_samples(*args, cfg)
     n = cfg.n_samples
     price = np.mean(samples)
@@ -150,12 +167,14 @@ def _cuda_samples(args, cfg):
 
 
 def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-              product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=True,
-              smoothing=None, device="cpu"):
+              product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
+              smoothing=None, device="cpu", qmc=False, qmc_replicates=8):
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
 
     Same arguments as :func:`mc_price`. The values equal ``ds.grad`` of ``mc_price(...).price``
     on the same seed (the same kernel); the standard errors come from the per-sample adjoints.
+    With ``qmc=True`` the Greeks are ``ds.grad`` of each scrambling's price (pathwise, NumPy over
+    diffsci) and the standard errors those of the ``qmc_replicates`` replicate means.
 
     Returns:
         A dict ``name -> (estimate, stderr)`` for ``price``, ``delta`` (∂/∂spot), ``dual_delta``
@@ -168,6 +187,15 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
         True
     """
     args, cfg = _config("mc_greeks", dict(locals()))
+    names = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "vega")
+    sign = np.array([1, 1, 1, -1, 1, 1, 1.0])
+    if qmc:
+        from ._qmc import qmc_greeks
+
+        rows = qmc_greeks(args, cfg, int(n_paths), qmc_replicates)
+        est = rows.mean(axis=0)
+        se = rows.std(axis=0, ddof=1) / np.sqrt(len(rows))
+        return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
     if cfg.device == "cuda":
         from . import _cuda as backend
     else:
@@ -177,6 +205,4 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     cols = np.column_stack([samples, grads])
     est = cols.mean(axis=0)
     se = cols.std(axis=0, ddof=1) / np.sqrt(n)
-    names = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "vega")
-    sign = np.array([1, 1, 1, -1, 1, 1, 1.0])
     return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
