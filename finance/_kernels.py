@@ -27,45 +27,21 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from diffsci.random import GOLDEN as _GOLDEN
+from diffsci.random import mix64, normal_pair
+
 #: Product codes shared with ``_ops.Product`` (kernels take plain ints).
 EUROPEAN, ASIAN, DIGITAL = 0, 1, 2
 N_GRAD = 6  # spot, strike, expiry, rate, dividend, vol
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
-_TWO_M53 = 2.0**-53
 _INV_SQRT_2PI = 0.3989422804014327
 _INV_SQRT2 = 0.7071067811865476
-
-
-@njit(cache=True)
-def mix64(x):
-    """SplitMix64's finaliser: a bijective 64-bit hash."""
-    x = (x ^ (x >> _S30)) * _M1
-    x = (x ^ (x >> _S27)) * _M2
-    return x ^ (x >> _S31)
 
 
 @njit(cache=True)
 def path_key(seed, p):
     """The key of path ``p`` under ``seed``."""
     return mix64(mix64(np.uint64(seed) + _GOLDEN) + np.uint64(p))
-
-
-@njit(cache=True)
-def normal_pair(key, i):
-    """Two independent standard normals, a pure function of (key, i) (Box–Muller)."""
-    a = mix64(key + (np.uint64(2) * np.uint64(i) + np.uint64(1)) * _GOLDEN)
-    b = mix64(a ^ _GOLDEN)
-    u1 = (float(a >> _S11) + 0.5) * _TWO_M53
-    u2 = float(b >> _S11) * _TWO_M53
-    r = math.sqrt(-2.0 * math.log(u1))
-    return r * math.cos(2.0 * math.pi * u2), r * math.sin(2.0 * math.pi * u2)
 
 
 @njit(cache=True)
