@@ -10,8 +10,8 @@ queried out of order and Monte Carlo kernels re-run by their adjoints need.  The
 Example:
     >>> import numpy as np
     >>> from diffsci.random import mix64, normal_pair
-    >>> z0, z1 = normal_pair(mix64(np.uint64(42)), 0)
-    >>> normal_pair(mix64(np.uint64(42)), 0) == (z0, z1)
+    >>> key = np.uint64(mix64(np.uint64(42)))  # keys are unsigned 64-bit integers
+    >>> normal_pair(key, 0) == normal_pair(key, 0)
     True
 """
 
