@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .._core import defvjp, getval
+from .._core import defvjp, defvjp_const, getval
 from . import _wrap as W
 from ._util import cj, is_complex, unbroadcast
 
@@ -82,6 +82,12 @@ defvjp(W.multiply,
 defvjp(W.true_divide,
        lambda g, ans, x, y, **kw: g / y if type(y) is _F else unbroadcast(g / cj(y), x),
        lambda g, ans, x, y, **kw: unbroadcast(-g * cj(ans / y), y))
+# x op c with a Python scalar c: one-parent records (diffsci._core.defvjp_const).
+defvjp_const(W.add, lambda g, ans, xc: g)
+defvjp_const(W.subtract, lambda g, ans, xc: g)
+defvjp_const(W.multiply, lambda g, ans, xc: g * xc[1])
+defvjp_const(W.true_divide, lambda g, ans, xc: g / xc[1])
+defvjp_const(W.power, lambda g, ans, xc: _power_x(g, ans, xc[0], xc[1]))
 defvjp(W.negative, lambda g, ans, x, **kw: -g)
 defvjp(W.positive, lambda g, ans, x, **kw: g)
 
