@@ -219,6 +219,7 @@ def primitive(fun=None, *, name=None):
     vjps = Rules(name or getattr(fun, "__name__", "primitive"))
     jvps = Rules(vjps.name)
     cvjps = Rules(vjps.name)  # rules for ``x op c`` with a Python scalar c (defvjp_const)
+    cvjps1 = Rules(vjps.name)  # ... and for ``c op x``
     new = object.__new__
 
     def general(args, kwargs):
@@ -364,6 +365,20 @@ def primitive(fun=None, *, name=None):
             vb = b._value
             if ta is Dual or type(vb) is Tracer or type(vb) is Dual:
                 return general((a, b), None)
+            if cvjps1 and (ta is float or ta is int):  # ``c op x``: as ``x op c`` above
+                ans = fun(a, vb)
+                tape = b._tape
+                recs = tape.records
+                t = new(Tracer)
+                t._value = ans
+                t._tape = tape
+                t._idx = len(recs)
+                t._rules = cvjps1
+                t._parents = b._idx
+                t._args = (a, vb)
+                t._kwargs = None
+                recs.append(t)
+                return t
             va = a
             parents = (None, b._idx)
             tape = b._tape
@@ -416,6 +431,7 @@ def primitive(fun=None, *, name=None):
     wrapped.vjps = vjps
     wrapped.jvps = jvps
     wrapped.cvjps = cvjps
+    wrapped.cvjps1 = cvjps1
     wrapped.is_primitive = True
     wrapped.binary = binary  # the two-argument fast path, for the Tracer operators
     return wrapped
@@ -438,14 +454,15 @@ def defvjp(prim, *rules, argnums=None):
     return prim
 
 
-def defvjp_const(prim, rule):
-    """Optional fast rule for ``prim(x, c)`` with traced x and a Python scalar c.
+def defvjp_const(prim, rule, argnum=0):
+    """Optional fast rule for ``prim(x, c)`` (``argnum=0``) or ``prim(c, x)`` (``argnum=1``)
+    with traced x and a Python scalar c.
 
-    ``rule(g, ans, xc) -> cotangent of x`` where ``xc`` is the tuple ``(x, c)``.  Such a call
+    ``rule(g, ans, args) -> cotangent of x`` where ``args`` is the argument tuple.  Such a call
     is then recorded with one parent, the reverse sweep's cheapest path (``x * 2.0``,
-    ``x + 1.0``, ``x ** 2`` in tight loops).  Without one, the ordinary rules apply.
+    ``1.0 + x``, ``x ** 2`` in tight loops).  Without one, the ordinary rules apply.
     """
-    prim.cvjps[0] = rule
+    (prim.cvjps if argnum == 0 else prim.cvjps1)[0] = rule
     return prim
 
 
