@@ -337,50 +337,28 @@ def primitive(fun=None, *, name=None):
                 if (a._tape is not b._tape or type(va) is Tracer or type(vb) is Tracer
                         or type(va) is Dual or type(vb) is Dual):
                     return general((a, b), None)
-                parents = (a._idx, b._idx)
+                rules, parents = vjps, (a._idx, b._idx)
             else:
                 if tb is Dual or (type(va) is not _ndarray
                                   and (type(va) is Tracer or type(va) is Dual)):
                     return general((a, b), None)
+                vb = b
                 if cvjps and (tb is float or tb is int):
                     # ``x op c`` with a Python scalar c: a one-parent record whose rule gets
                     # (x, c) as one tuple (see ``defvjp_const``): the sweep's cheapest path.
-                    ans = fun(va, b)
-                    tape = a._tape
-                    recs = tape.records
-                    t = new(Tracer)
-                    t._value = ans
-                    t._tape = tape
-                    t._idx = len(recs)
-                    t._rules = cvjps
-                    t._parents = a._idx
-                    t._args = (va, b)
-                    t._kwargs = None
-                    recs.append(t)
-                    return t
-                vb = b
-                parents = (a._idx, None)
+                    rules, parents = cvjps, a._idx
+                else:
+                    rules, parents = vjps, (a._idx, None)
             tape = a._tape
         elif tb is Tracer:
             vb = b._value
             if ta is Dual or type(vb) is Tracer or type(vb) is Dual:
                 return general((a, b), None)
-            if cvjps1 and (ta is float or ta is int):  # ``c op x``: as ``x op c`` above
-                ans = fun(a, vb)
-                tape = b._tape
-                recs = tape.records
-                t = new(Tracer)
-                t._value = ans
-                t._tape = tape
-                t._idx = len(recs)
-                t._rules = cvjps1
-                t._parents = b._idx
-                t._args = (a, vb)
-                t._kwargs = None
-                recs.append(t)
-                return t
             va = a
-            parents = (None, b._idx)
+            if cvjps1 and (ta is float or ta is int):  # ``c op x``: as ``x op c`` above
+                rules, parents = cvjps1, b._idx
+            else:
+                rules, parents = vjps, (None, b._idx)
             tape = b._tape
         elif ta is Dual or tb is Dual:  # forward mode at one level: inline
             if ta is Dual:
@@ -416,7 +394,7 @@ def primitive(fun=None, *, name=None):
         t._value = ans
         t._tape = tape
         t._idx = len(recs)
-        t._rules = vjps
+        t._rules = rules
         t._parents = parents
         t._args = (va, vb)
         t._kwargs = None
