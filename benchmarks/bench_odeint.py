@@ -32,11 +32,8 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMB
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -44,6 +41,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import diffsci as ds  # noqa: E402
+from benchmarks._measure import median_time, peak_bytes  # noqa: E402
 from diffsci.scipy.integrate import odeint  # noqa: E402
 
 T = np.linspace(0.0, 5.0, 6)
@@ -63,31 +61,6 @@ def make_loss(gradient, solver):
         ys = odeint(neural_ode, y0, T, params, gradient=gradient, **solver)
         return np.sum(ys ** 2)
     return ds.grad(loss, argnums=(0, 1))
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        del out
-    return statistics.median(times)
-
-
-def peak_bytes(fn):
-    """Peak bytes allocated during ``fn()`` above the level before it (tracemalloc)."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        out = fn()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    return peak, out
 
 
 def rel_diff(g1, g2):
