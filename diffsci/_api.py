@@ -380,13 +380,8 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
             for j, x in enumerate(traced.in_leaves):
                 xv = getval(x)
                 stacked = [r[j] for r in rows]
-                if stacked and any(type(s) is Tracer for s in stacked):
-                    from . import numpy as dnp
-
-                    J = dnp.reshape(dnp.stack(stacked), oshape + np.shape(xv))
-                elif stacked:
-                    J = np.reshape(np.stack([np.asarray(s) for s in stacked]),
-                                   oshape + np.shape(xv))
+                if stacked:  # np.stack dispatches to diffsci when the rows are traced
+                    J = np.reshape(np.stack(stacked), oshape + np.shape(xv))
                 else:
                     J = np.zeros(oshape + np.shape(xv), np.result_type(xv))
                 leaves_j.append(J)

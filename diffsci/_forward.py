@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ._api import _argnums_tuple, _dtype, _leaf_value, grad, pullback
-from ._core import Dual, ForwardTrace, Tracer, getval, is_tracer, top_trace
+from ._core import Dual, ForwardTrace, Tracer, getval, top_trace
 from ._custom import custom_vjp
 from ._tree import tree_flatten, tree_unflatten
 
@@ -168,9 +168,8 @@ def jacfwd(f, argnums=0, has_aux=False):
                 if not c:
                     ins.append(np.zeros(oshape + xshape, _dtype(getval(o))))
                     continue
-                stacked = np.stack(c, axis=-1) if any(is_tracer(ci) for ci in c) else \
-                    np.stack([np.asarray(ci) for ci in c], axis=-1)
-                ins.append(np.reshape(stacked, oshape + xshape))
+                # np.stack dispatches to diffsci when the columns are traced
+                ins.append(np.reshape(np.stack(c, axis=-1), oshape + xshape))
             grads = tree_unflatten(in_tree, ins)
             per_out.append(grads[0] if isinstance(argnums, int) else tuple(grads))
         J = tree_unflatten(out_tree, per_out)
