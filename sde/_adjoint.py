@@ -28,7 +28,7 @@ import diffsci as ds
 
 from ._grid import Grid
 from ._model import Calculus, Noise
-from ._sdeint import solve
+from ._solve import solve
 
 __all__ = ["ito_correction", "stratonovich_drift", "stochastic_adjoint_solve"]
 

@@ -20,7 +20,7 @@ import numpy as np
 import diffsci as ds
 
 from ._grid import Grid
-from ._sdeint import check_finite
+from ._solve import check_finite
 
 __all__ = ["reversible_solve"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 
 import numpy as np
 
@@ -11,28 +12,31 @@ import diffsci as ds
 from diffsci.extend import getval
 
 from ._adaptive import select_grid
+from ._adjoint import stochastic_adjoint_solve
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
 from ._grid import Grid, make_grid
 from ._model import SDE, Adjoint, Calculus, Noise, as_enum
+from ._reversible import reversible_solve
+from ._solve import solve, solve_checkpointed
 from ._solvers import SOLVERS, AbstractSolver, Method
 
 __all__ = ["sdeint"]
 
 
+# How each Adjoint is run: (sde, solver, grid, snapshots) -> a function (y0, params) -> ys,
+# differentiated by that method. One line per gradient method.
+_GRADIENT_METHODS = {
+    Adjoint.BACKPROP: lambda sde, solver, grid, _: partial(solve, sde, solver, grid),
+    Adjoint.CHECKPOINT: lambda sde, solver, grid, snapshots: (
+        lambda y0, params: solve_checkpointed(sde, solver, grid, y0, params, snapshots)),
+    Adjoint.REVERSIBLE: lambda sde, solver, grid, _: reversible_solve(sde, solver, grid),
+    Adjoint.STOCHASTIC: lambda sde, solver, grid, _: stochastic_adjoint_solve(sde, solver, grid),
+}
+assert set(_GRADIENT_METHODS) == set(Adjoint), "every Adjoint needs a row"
+
+
 def _plain(tree):
     return ds.tree_map(getval, tree)
-
-
-def check_finite(y, t: float) -> None:
-    """Raise FloatingPointError naming the time and the first path with a non-finite state."""
-    v = getval(y)
-    ok = np.isfinite(v)
-    if not ok.all():
-        rows = np.nonzero(~ok.reshape(v.shape[0], -1).all(axis=1))[0]
-        raise FloatingPointError(
-            f"sdeint: the state became non-finite at t={t!r} on path {int(rows[0])} "
-            f"({rows.size} path(s) in all); lower dt, or check the drift/diffusion for overflow"
-        )
 
 
 def _resolve_solver(method, sde: SDE, adjoint: Adjoint) -> AbstractSolver:
@@ -230,54 +234,6 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         if brownian is None:
             brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area)
     grid = Grid(times, save, brownian, solver.needs_levy_area)
-    if adjoint is Adjoint.BACKPROP:
-        ys = solve(sde, solver, grid, y0, params)
-    elif adjoint is Adjoint.CHECKPOINT:
-        ys = _solve_checkpointed(sde, solver, grid, y0, params, snapshots)
-    elif adjoint is Adjoint.REVERSIBLE:
-        from ._reversible import reversible_solve
-
-        ys = reversible_solve(sde, solver, grid)(y0, params)
-    else:
-        from ._adjoint import stochastic_adjoint_solve
-
-        ys = stochastic_adjoint_solve(sde, solver, grid)(y0, params)
+    run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots)
+    ys = run(y0, params)
     return ys[:, 0] if squeeze else ys
-
-
-def solve(sde, solver, grid: Grid, y0, params):
-    """The plain stepping loop (traced when its inputs are): ``ys`` at the save indices."""
-    times = grid.times
-    state = solver.init(sde, times[0], y0, params)
-    y = y0
-    ys = [y0]
-    save = iter(grid.save[1:])
-    nxt = next(save)
-    for k in range(grid.n_steps):
-        dW, H = grid.noise(k)
-        y, state = solver.step(sde, times[k], times[k + 1] - times[k], y, state, params, dW, H)
-        check_finite(y, times[k + 1])
-        if k + 1 == nxt:
-            ys.append(y)
-            nxt = next(save, -1)
-    return np.stack(ys)
-
-
-def _solve_checkpointed(sde, solver, grid: Grid, y0, params, snapshots):
-    """:func:`solve` with each save interval under :func:`diffsci.checkpointed_loop`."""
-    times = grid.times
-
-    def step(carry, p):
-        k, y, state = carry
-        dW, H = grid.noise(k)
-        y, state = solver.step(sde, times[k], times[k + 1] - times[k], y, state, p, dW, H)
-        return k + 1, y, state
-
-    carry = (0, y0, solver.init(sde, times[0], y0, params))
-    ys = [y0]
-    for a, b in zip(grid.save[:-1], grid.save[1:]):
-        carry = ds.checkpointed_loop(step, carry, int(b - a), snapshots=snapshots,
-                                     args=(params,))
-        check_finite(carry[1], times[b])
-        ys.append(carry[1])
-    return np.stack(ys)

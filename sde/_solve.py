@@ -1,0 +1,62 @@
+"""The plain stepping loops shared by every gradient method (plain or traced values)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import diffsci as ds
+from diffsci.extend import getval
+
+from ._grid import Grid
+
+__all__ = ["check_finite", "solve", "solve_checkpointed"]
+
+
+def check_finite(y, t: float) -> None:
+    """Raise FloatingPointError naming the time and the first path with a non-finite state."""
+    v = getval(y)
+    ok = np.isfinite(v)
+    if not ok.all():
+        rows = np.nonzero(~ok.reshape(v.shape[0], -1).all(axis=1))[0]
+        raise FloatingPointError(
+            f"sdeint: the state became non-finite at t={t!r} on path {int(rows[0])} "
+            f"({rows.size} path(s) in all); lower dt, or check the drift/diffusion for overflow"
+        )
+
+
+def solve(sde, solver, grid: Grid, y0, params):
+    """The plain stepping loop (traced when its inputs are): ``ys`` at the save indices."""
+    times = grid.times
+    state = solver.init(sde, times[0], y0, params)
+    y = y0
+    ys = [y0]
+    save = iter(grid.save[1:])
+    nxt = next(save)
+    for k in range(grid.n_steps):
+        dW, H = grid.noise(k)
+        y, state = solver.step(sde, times[k], times[k + 1] - times[k], y, state, params, dW, H)
+        check_finite(y, times[k + 1])
+        if k + 1 == nxt:
+            ys.append(y)
+            nxt = next(save, -1)
+    return np.stack(ys)
+
+
+def solve_checkpointed(sde, solver, grid: Grid, y0, params, snapshots):
+    """:func:`solve` with each save interval under :func:`diffsci.checkpointed_loop`."""
+    times = grid.times
+
+    def step(carry, p):
+        k, y, state = carry
+        dW, H = grid.noise(k)
+        y, state = solver.step(sde, times[k], times[k + 1] - times[k], y, state, p, dW, H)
+        return k + 1, y, state
+
+    carry = (0, y0, solver.init(sde, times[0], y0, params))
+    ys = [y0]
+    for a, b in zip(grid.save[:-1], grid.save[1:]):
+        carry = ds.checkpointed_loop(step, carry, int(b - a), snapshots=snapshots,
+                                     args=(params,))
+        check_finite(carry[1], times[b])
+        ys.append(carry[1])
+    return np.stack(ys)
