@@ -14,7 +14,7 @@ memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic
 2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)``. Fitting:
 ``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Model fast paths (Numba kernels
 with hand-written adjoints, numba.cuda forward kernels): ``ou_paths``, ``gbm_paths``,
-``cir_paths``, ``heston_paths``, ``langevin_paths`` (CPU only). Derivations of the hand-written
+``cir_paths``, ``heston_paths``, ``langevin_paths``. Derivations of the hand-written
 adjoints are in ``sde/DERIVATIONS.md``.
 """
 

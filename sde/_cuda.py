@@ -98,7 +98,22 @@ def _heston_body(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ, S, V):
             V[p, k + 1] = v
 
 
-_BODIES = {"ou": _ou_body, "gbm": _gbm_body, "cir": _cir_body, "heston": _heston_body}
+def _langevin_body(x0, v0, a, b, gamma, sigma, dt, dW, X, V):
+    p = cuda.grid(1)
+    if p < X.shape[0]:
+        x = x0[p]
+        v = v0[p]
+        X[p, 0] = x
+        V[p, 0] = v
+        for k in range(dW.shape[1]):
+            force = -(a * x * x + b) * x - gamma * v
+            x, v = x + v * dt, v + force * dt + sigma * dW[p, k]
+            X[p, k + 1] = x
+            V[p, k + 1] = v
+
+
+_BODIES = {"ou": _ou_body, "gbm": _gbm_body, "cir": _cir_body, "heston": _heston_body,
+           "langevin": _langevin_body}
 
 
 def cir_euler(y0, kappa, theta, sigma, dt, dW):
@@ -120,3 +135,14 @@ def heston_euler(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
     _kernel("heston")[blocks, threads](cuda.to_device(s0), cuda.to_device(v0), mu, kappa, theta,
                                        xi, rho, dt, cuda.to_device(dW1), cuda.to_device(dZ), S, V)
     return np.asarray(S.copy_to_host()), np.asarray(V.copy_to_host())
+
+
+def langevin_euler(x0, v0, a, b, gamma, sigma, dt, dW):
+    """Same as ``_kernels.langevin_euler``, one CUDA thread per path; returns host ``(x, v)``."""
+    paths, n = dW.shape
+    X = _cuda().device_array((paths, n + 1))
+    V = cuda.device_array((paths, n + 1))
+    blocks, threads = _launch(paths)
+    _kernel("langevin")[blocks, threads](cuda.to_device(x0), cuda.to_device(v0), a, b, gamma,
+                                         sigma, dt, cuda.to_device(dW), X, V)
+    return np.asarray(X.copy_to_host()), np.asarray(V.copy_to_host())

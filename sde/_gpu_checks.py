@@ -66,6 +66,22 @@ def _heston_reference(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
     return np.exp(x), v
 
 
+def _langevin_inputs(rng, size):
+    return (rng.standard_normal(size), rng.standard_normal(size), 4.0, -4.0, 0.5, 0.7, 0.01,
+            rng.standard_normal((size, _N_STEPS)) * 0.1)
+
+
+def _langevin_reference(x0, v0, a, b, gamma, sigma, dt, dW):
+    x = np.empty((x0.size, dW.shape[1] + 1))
+    v = np.empty_like(x)
+    x[:, 0], v[:, 0] = x0, v0
+    for k in range(dW.shape[1]):
+        force = -(a * x[:, k] ** 2 + b) * x[:, k] - gamma * v[:, k]
+        x[:, k + 1] = x[:, k] + v[:, k] * dt
+        v[:, k + 1] = v[:, k] + force * dt + sigma * dW[:, k]
+    return x, v
+
+
 CHECKS = [
     GpuCheck(package="sde", name="ou_euler", make_inputs=_ou_inputs, cpu_fn=_kernels.ou_euler,
              cuda_fn=_cuda.ou_euler, reference_fn=_ou_reference, size=1 << 16, sim_size=32,
@@ -79,4 +95,7 @@ CHECKS = [
     GpuCheck(package="sde", name="heston_euler", make_inputs=_heston_inputs,
              cpu_fn=_kernels.heston_euler, cuda_fn=_cuda.heston_euler,
              reference_fn=_heston_reference, size=1 << 16, sim_size=32, rtol=1e-12),
+    GpuCheck(package="sde", name="langevin_euler", make_inputs=_langevin_inputs,
+             cpu_fn=_kernels.langevin_euler, cuda_fn=_cuda.langevin_euler,
+             reference_fn=_langevin_reference, size=1 << 16, sim_size=32, rtol=1e-12),
 ]

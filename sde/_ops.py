@@ -339,7 +339,7 @@ def _langevin_bwd(res, g):
 _langevin.defvjp(_langevin_fwd, _langevin_bwd)
 
 
-def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW):
+def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW, device="cpu"):
     """Euler paths of underdamped Langevin: ``(x, v)``, each ``(paths, n + 1)`` (reverse mode).
 
     ``dx = v dt``, ``dv = (−U′(x) − γv) dt + σ dW`` in the quartic potential
@@ -354,6 +354,7 @@ def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW):
         x0, v0: initial positions and velocities, ``(paths,)`` each.
         a, b, gamma, sigma: real scalars (differentiable).
         dt: the step (> 0); dW: Brownian increments ``(paths, n)`` (fixed, not differentiated).
+        device: ``"cpu"`` (Numba, with the adjoint kernel) or ``"cuda"`` (forward only).
 
     Returns:
         ``(x, v)``, each ``(paths, n + 1)``.
@@ -371,12 +372,19 @@ def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW):
         Adjoint: ``sde/DERIVATIONS.md`` §5.
     """
     who = "langevin_paths"
+    device = check_device(device)
     dW = _increments(dW, "dW", who)
     _vector(x0, dW.shape[0], "x0", who)
     _vector(v0, dW.shape[0], "v0", who)
     for name, v in (("a", a), ("b", b), ("gamma", gamma), ("sigma", sigma)):
         _scalar(v, name, who)
     dt = _positive_dt(dt, who)
+    if device == "cuda":
+        from . import _cuda
+
+        return _cuda.langevin_euler(np.asarray(getval(x0), dtype=np.float64),
+                                    np.asarray(getval(v0), dtype=np.float64),
+                                    *(float(getval(v)) for v in (a, b, gamma, sigma)), dt, dW)
     if not any(ds.extend.is_tracer(v) for v in (x0, v0, a, b, gamma, sigma)):
         x0, v0 = np.asarray(x0, dtype=np.float64), np.asarray(v0, dtype=np.float64)
     return _langevin(x0, v0, a, b, gamma, sigma, dt, dW)

@@ -224,3 +224,19 @@ def test_langevin_bad_input():
         _ops.langevin_paths(Y0, Y0, 0.0, 1.0, np.ones(2), 0.3, 0.01, DW)
     with pytest.raises(ValueError, match="langevin_paths: dt must be > 0"):
         _ops.langevin_paths(Y0, Y0, 0.0, 1.0, 0.5, 0.3, 0.0, DW)
+
+
+def test_langevin_cuda_matches_cpu_through_the_api():
+    """device="cuda" (the simulator on a CPU machine) gives the CPU kernel's paths, double well
+    and harmonic, and the kernel is registered for benchmarks/gpu_check.py."""
+    from sde._gpu_checks import CHECKS
+
+    assert "langevin_euler" in {c.name for c in CHECKS}
+    x0 = np.linspace(-1.5, 1.5, 5)
+    for a, b in ((4.0, -4.0), (0.0, 2.0)):
+        cpu = _ops.langevin_paths(x0, -x0, a, b, 0.5, 0.7, 0.01, DW)
+        gpu = _ops.langevin_paths(x0, -x0, a, b, 0.5, 0.7, 0.01, DW, device="cuda")
+        for u, w in zip(gpu, cpu):
+            np.testing.assert_allclose(u, w, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="device"):
+        _ops.langevin_paths(x0, x0, 4.0, -4.0, 0.5, 0.7, 0.01, DW, device="tpu")
