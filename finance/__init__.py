@@ -59,7 +59,7 @@ from ._calibrate import BOUNDS as HESTON_BOUNDS
 from ._calibrate import CalibrationResult, Gradient, calibrate_heston
 from ._fd import fd_price
 from ._greeks import GREEKS, greeks
-from ._heston_mc import HestonScheme, heston_mc_price
+from ._heston_mc import HESTON_GREEKS, HestonScheme, heston_mc_greeks, heston_mc_price
 from ._implied_vol import implied_vol
 from ._lsm import lsm_price
 from ._mc import MCResult, Product, mc_greeks, mc_price
@@ -105,6 +105,8 @@ __all__ = [
     "merton_jump_price",
     "greeks",
     "heston_mc_price",
+    "heston_mc_greeks",
+    "HESTON_GREEKS",
     "heston_price",
     "implied_vol",
 ]

@@ -10,8 +10,11 @@ martingale correction): the next variance is drawn from a moment-matched quadrat
 (ψ ≤ ψ_c = 1.5) or exponential-with-mass-at-zero (ψ > ψ_c) law, ``ψ = s²/m²`` with m, s² the exact
 conditional mean and variance of v(t + Δt).
 
-Both are plain NumPy over the paths (a loop over time steps), so the price is differentiable by
-diffsci pathwise (first order; ``ds.grad`` of ``heston_mc_price(...).price`` traces every step).
+Full truncation runs in a Numba path kernel (and its numba.cuda twin) with a hand-written reverse
+sweep per path (Giles & Glasserman 2006; ``finance/DERIVATIONS.md`` §HK), bound as one primitive:
+``ds.grad`` of the price, or :func:`heston_mc_greeks`, gives all ten first-order sensitivities for
+≈ 1.2–1.4× the price alone. QE is plain NumPy over the paths (a loop over time steps),
+differentiated by diffsci pathwise (first order).
 
 References:
     R. Lord, R. Koekkoek, D. van Dijk, "A comparison of biased simulation schemes for stochastic
@@ -25,13 +28,16 @@ import enum
 
 import numpy as np
 
+from diffsci.devices import check_device
 from diffsci.scipy.special import ndtr
 
+from ._kernels import HESTON_MAX_STEPS
 from ._mc import MCResult
 from ._model import HestonParams
+from ._ops import McConfig, heston_samples
 from ._validate import check_bool, check_real, plain
 
-__all__ = ["HestonScheme", "heston_mc_price"]
+__all__ = ["HESTON_GREEKS", "HestonScheme", "heston_mc_greeks", "heston_mc_price"]
 
 #: Andersen's switching level between the quadratic and exponential variance draws.
 PSI_C = 1.5
@@ -46,18 +52,22 @@ class HestonScheme(enum.Enum):
 
 def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
                     scheme=HestonScheme.QE, n_paths=100_000, n_steps=50, seed=0,
-                    antithetic=True):
+                    antithetic=True, device="cpu"):
     """Monte Carlo price of a European option under Heston.
 
     Args:
         spot, strike, expiry: scalars > 0; rate, dividend: scalars.
         params: :class:`HestonParams`.
         is_call: scalar bool.
-        scheme: a :class:`HestonScheme`.
+        scheme: a :class:`HestonScheme`. ``FULL_TRUNCATION`` runs the Numba path kernel with its
+            hand-written adjoint (``finance._kernels.heston_path_adjoint``, DERIVATIONS §HK;
+            counter-based normals, so ``ds.grad`` of the price costs ≈ 1.2–1.4× the price);
+            ``QE`` runs NumPy over the paths (NumPy generator), differentiated by diffsci.
         n_paths: paths (even with ``antithetic``: Z → −Z for both normals, so QE's uniform
             ``N(Z)`` → ``1 − N(Z)``).
         n_steps: time steps.
-        seed: NumPy generator seed.
+        seed: the seed (same seed, same paths).
+        device: ``"cpu"`` or ``"cuda"`` (numba.cuda, one thread per path; FULL_TRUNCATION only).
 
     Returns:
         :class:`MCResult` (``price`` traced when the inputs are).
@@ -72,27 +82,17 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
         True
 
     References:
-        Lord et al. (2010), eq. (9); Andersen (2008), §3.2.
+        Lord et al. (2010), eq. (9); Andersen (2008), §3.2; Giles & Glasserman (2006).
     """
     who = "heston_mc_price"
-    kw = dict(spot=spot, strike=strike, expiry=expiry, rate=rate, dividend=dividend)
-    for name, x in kw.items():
-        check_real(who, name, x, low=0.0 if name not in ("rate", "dividend") else None)
-        if np.shape(plain(x)) != ():
-            raise ValueError(f"{who}: {name} must be a scalar, got shape {np.shape(plain(x))}")
-    if not isinstance(params, HestonParams):
-        raise TypeError(f"{who}: params must be a HestonParams, got {type(params).__name__}")
-    if not isinstance(scheme, HestonScheme):
-        raise TypeError(f"{who}: scheme must be a finance.HestonScheme, got {scheme!r}")
-    call = check_bool(who, "is_call", is_call)
-    if call.shape != ():
-        raise ValueError(f"{who}: is_call must be a scalar bool, got shape {call.shape}")
-    for name, x, lo in (("n_paths", n_paths, 2), ("n_steps", n_steps, 1)):
-        if not (isinstance(x, int | np.integer) and x >= lo):
-            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
-    if antithetic and n_paths % 2:
-        raise ValueError(f"{who}: n_paths must be even with antithetic=True, got {n_paths}")
-    half = int(n_paths) // 2 if antithetic else int(n_paths)
+    cfg = _check(who, locals())
+    call = cfg.w > 0
+    if scheme is HestonScheme.FULL_TRUNCATION:
+        samples = heston_samples(spot, strike, expiry, rate, dividend, params.kappa,
+                                 params.theta, params.sigma, params.rho, params.v0, cfg)
+        se = float(np.std(plain(samples), ddof=1) / np.sqrt(cfg.n_samples))
+        return MCResult(price=np.mean(samples), stderr=se, n_samples=cfg.n_samples)
+    half = cfg.n_samples
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((2, int(n_steps), half))
     if antithetic:
@@ -107,6 +107,86 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
     se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
+
+
+#: heston_mc_greeks' names, in kernel order (theta is −∂/∂expiry; the Heston θ is ``theta_v``).
+HESTON_GREEKS = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "d_kappa",
+                 "d_theta_v", "d_sigma", "d_rho_corr", "d_v0")
+
+
+def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
+                     n_paths=100_000, n_steps=50, seed=0, antithetic=True, device="cpu"):
+    """Price and all ten first-order sensitivities of a Heston European, with standard errors.
+
+    Full-truncation Euler on the Numba (or numba.cuda) path kernel, one fused forward + reverse
+    sweep per path (Giles & Glasserman 2006; DERIVATIONS §HK); the values equal ``ds.grad`` of
+    ``heston_mc_price(..., scheme=FULL_TRUNCATION).price`` on the same seed.
+
+    Returns:
+        A dict ``name -> (estimate, stderr)`` over :data:`HESTON_GREEKS`: ``price``, ``delta``,
+        ``dual_delta`` (∂/∂K), ``theta`` (−∂/∂T), ``rho`` (∂/∂r), ``dividend_rho`` (∂/∂q),
+        ``d_kappa``, ``d_theta_v``, ``d_sigma``, ``d_rho_corr``, ``d_v0``.
+
+    Example:
+        >>> p = HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
+        >>> g = heston_mc_greeks(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=p,
+        ...                      n_paths=20_000, n_steps=20)
+        >>> round(g["delta"][0], 2)
+        0.66
+    """
+    cfg = _check("heston_mc_greeks", dict(locals(), scheme=HestonScheme.FULL_TRUNCATION))
+    if cfg.device == "cuda":
+        from . import _cuda as backend
+    else:
+        from . import _kernels as backend
+    args = (spot, strike, expiry, rate, dividend, params.kappa, params.theta, params.sigma,
+            params.rho, params.v0)
+    samples, grads = backend.heston_samples_adjoint(
+        np.uint64(cfg.seed), *(float(plain(a)) for a in args), cfg.w, cfg.n_steps,
+        cfg.n_samples, cfg.antithetic)
+    cols = np.column_stack([samples, grads])
+    est = cols.mean(axis=0)
+    se = cols.std(axis=0, ddof=1) / np.sqrt(cfg.n_samples)
+    sign = np.ones(len(HESTON_GREEKS))
+    sign[3] = -1.0
+    return {k: (float(s * e), float(v)) for k, s, e, v in zip(HESTON_GREEKS, sign, est, se)}
+
+
+def _check(who, kw):
+    """Validate the keyword arguments; return the kernel's McConfig."""
+    for name in ("spot", "strike", "expiry", "rate", "dividend"):
+        x = kw[name]
+        check_real(who, name, x, low=0.0 if name not in ("rate", "dividend") else None)
+        if np.shape(plain(x)) != ():
+            raise ValueError(f"{who}: {name} must be a scalar, got shape {np.shape(plain(x))}")
+    params, scheme = kw["params"], kw["scheme"]
+    if not isinstance(params, HestonParams):
+        raise TypeError(f"{who}: params must be a HestonParams, got {type(params).__name__}")
+    for f in ("kappa", "theta", "sigma", "rho", "v0"):
+        if np.shape(plain(getattr(params, f))) != ():
+            raise ValueError(f"{who}: params.{f} must be a scalar, got shape "
+                             f"{np.shape(plain(getattr(params, f)))}")
+    if not isinstance(scheme, HestonScheme):
+        raise TypeError(f"{who}: scheme must be a finance.HestonScheme, got {scheme!r}")
+    call = check_bool(who, "is_call", kw["is_call"])
+    if call.shape != ():
+        raise ValueError(f"{who}: is_call must be a scalar bool, got shape {call.shape}")
+    n_paths, n_steps, antithetic = kw["n_paths"], kw["n_steps"], bool(kw["antithetic"])
+    for name, x, lo in (("n_paths", n_paths, 2), ("n_steps", n_steps, 1)):
+        if not (isinstance(x, int | np.integer) and x >= lo):
+            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
+    if antithetic and n_paths % 2:
+        raise ValueError(f"{who}: n_paths must be even with antithetic=True, got {n_paths}")
+    device = check_device(kw["device"])
+    if device == "cuda" and scheme is not HestonScheme.FULL_TRUNCATION:
+        raise ValueError(f"{who}: device='cuda' needs scheme=HestonScheme.FULL_TRUNCATION "
+                         f"(the QE scheme runs in NumPy), got {scheme!r}")
+    if device == "cuda" and n_steps > HESTON_MAX_STEPS:
+        raise ValueError(f"{who}: n_steps must be <= {HESTON_MAX_STEPS} with device='cuda' (the "
+                         f"adjoint's per-thread scratch), got {n_steps}")
+    return McConfig(w=1.0 if call else -1.0, product=0, n_steps=int(n_steps),
+                    n_samples=int(n_paths) // 2 if antithetic else int(n_paths),
+                    antithetic=antithetic, smoothing=0.0, seed=int(kw["seed"]), device=device)
 
 
 def _sqrt0(x):

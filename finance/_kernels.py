@@ -31,7 +31,10 @@ from diffsci.random import GOLDEN as _GOLDEN
 from diffsci.random import mix64, normal_pair
 
 #: Product codes shared with ``_ops.Product`` (kernels take plain ints).
-EUROPEAN, ASIAN, DIGITAL = 0, 1, 2
+EUROPEAN, ASIAN, DIGITAL, GEOMETRIC_ASIAN = 0, 1, 2, 3
+#: Internal product: the discounted underlying ``e^{−rT} S_T`` (mean ``S e^{−qT}``), the control
+#: variate of the European payoff.
+FORWARD = 4
 N_GRAD = 6  # spot, strike, expiry, rate, dividend, vol
 
 _INV_SQRT_2PI = 0.3989422804014327
@@ -69,7 +72,10 @@ def path_core(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, produ
         else:
             z = z1
         W += sign * sdt * z
-        if product == ASIAN or k == n_steps - 1:
+        if product == GEOMETRIC_ASIAN:
+            xt += (k + 1) * dt  # Σ t_k and Σ W_k; G = S₀ exp(a mean t + σ mean W) below
+            xw += W
+        elif product == ASIAN or k == n_steps - 1:
             t = (k + 1) * dt
             s = spot * math.exp(a * t + vol * W)
             x += s
@@ -79,6 +85,11 @@ def path_core(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, produ
         x /= n_steps
         xt /= n_steps
         xw /= n_steps
+    elif product == GEOMETRIC_ASIAN:
+        # X = G, X_t = G·mean t_k, X_W = G·mean W_k: (MC3) holds with these sums
+        x = spot * math.exp((a * xt + vol * xw) / n_steps)
+        xt *= x / n_steps
+        xw *= x / n_steps
     if product == DIGITAL:
         if smoothing > 0.0:
             width = smoothing * strike
@@ -92,6 +103,10 @@ def path_core(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, produ
             h = 1.0 if w * (x - strike) > 0.0 else 0.0
             hx = 0.0
             hk = 0.0
+    elif product == FORWARD:
+        h = x
+        hx = 1.0
+        hk = 0.0
     else:
         h = max(w * (x - strike), 0.0)
         hx = w if h > 0.0 else 0.0
@@ -138,3 +153,133 @@ def gbm_samples_adjoint(seed, spot, strike, expiry, rate, dividend, vol, w, prod
                 grads[p, j] = r[j + 1]
     return out, grads
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Heston, full-truncation Euler (Lord, Koekkoek & van Dijk 2010), European payoff.
+# DERIVATIONS.md §HK: the forward step and its reverse sweep.
+
+N_HESTON_GRAD = 10  # spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0
+#: The most time steps of the CUDA Heston adjoint (its per-thread scratch is 3 × this doubles).
+HESTON_MAX_STEPS = 512
+
+
+@njit(cache=True)
+def heston_path(seed, p, sign, spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho,
+                v0, w, n_steps):
+    """Discounted European payoff of path ``p`` (normals times ``sign``), price only."""
+    key = path_key(seed, p)
+    dt = expiry / n_steps
+    rhob = math.sqrt(1.0 - rho * rho)
+    mu = rate - dividend
+    ls = math.log(spot)
+    v = v0
+    for k in range(n_steps):
+        z1, z2 = normal_pair(key, k)
+        z1 *= sign
+        z2 *= sign
+        vp = max(v, 0.0)
+        sq = math.sqrt(vp * dt)
+        ls += (mu - 0.5 * vp) * dt + sq * z1
+        v += kappa * (theta - vp) * dt + sigma * sq * (rho * z1 + rhob * z2)
+    return math.exp(-rate * expiry) * max(w * (math.exp(ls) - strike), 0.0)
+
+
+@njit(cache=True)
+def heston_path_adjoint(seed, p, sign, spot, strike, expiry, rate, dividend, kappa, theta, sigma,
+                        rho, v0, w, n_steps, buf):
+    """Payoff of path ``p`` and its ten adjoints (unit cotangent), by a reverse sweep.
+
+    ``buf`` is caller-owned scratch of shape ``(3, n_steps)``: the forward pass stores each step's
+    variance and normals there, the reverse sweep reads them back (no regeneration).
+
+    Returns:
+        ``(P, P̄_spot, P̄_strike, P̄_expiry, P̄_rate, P̄_dividend, P̄_κ, P̄_θ, P̄_σ, P̄_ρ, P̄_v₀)``.
+    """
+    key = path_key(seed, p)
+    dt = expiry / n_steps
+    rhob = math.sqrt(1.0 - rho * rho)
+    mu = rate - dividend
+    ls = math.log(spot)
+    v = v0
+    for k in range(n_steps):
+        z1, z2 = normal_pair(key, k)
+        z1 *= sign
+        z2 *= sign
+        buf[0, k] = v
+        buf[1, k] = z1
+        buf[2, k] = z2
+        vp = max(v, 0.0)
+        sq = math.sqrt(vp * dt)
+        ls += (mu - 0.5 * vp) * dt + sq * z1
+        v += kappa * (theta - vp) * dt + sigma * sq * (rho * z1 + rhob * z2)
+    disc = math.exp(-rate * expiry)
+    s_t = math.exp(ls)
+    h = max(w * (s_t - strike), 0.0)
+    pay = disc * h
+    hx = w if h > 0.0 else 0.0
+    lbar = disc * hx * s_t  # adjoint of every ln S_k (∂ln S_{k+1}/∂ln S_k = 1)
+    vbar = 0.0              # adjoint of v_{k+1}; v_n does not enter the payoff
+    kbar = 0.0
+    tbar = 0.0
+    sbar = 0.0
+    rbar = 0.0
+    dtbar = 0.0
+    for k in range(n_steps - 1, -1, -1):
+        v = buf[0, k]
+        z1 = buf[1, k]
+        z2 = buf[2, k]
+        vp = max(v, 0.0)
+        sq = math.sqrt(vp * dt)
+        xi = rho * z1 + rhob * z2
+        kbar += vbar * (theta - vp) * dt
+        tbar += vbar * kappa * dt
+        sbar += vbar * sq * xi
+        rbar += vbar * sigma * sq * (z1 - rho / rhob * z2)
+        dsq_ddt = 0.5 * sq / dt  # ∂√(v⁺Δt)/∂Δt
+        dtbar += (lbar * ((mu - 0.5 * vp) + z1 * dsq_ddt)
+                  + vbar * (kappa * (theta - vp) + sigma * xi * dsq_ddt))
+        if v > 0.0:
+            dsq_dv = 0.5 * dt / sq
+            vbar = (vbar * (1.0 - kappa * dt + sigma * xi * dsq_dv)
+                    + lbar * (-0.5 * dt + z1 * dsq_dv))
+    return (pay, lbar / spot, -disc * hx, dtbar / n_steps - rate * pay,
+            lbar * expiry - expiry * pay, -lbar * expiry, kbar, tbar, sbar, rbar, vbar)
+
+
+@njit(parallel=True, cache=True)
+def heston_samples(seed, spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0, w,
+                   n_steps, n_samples, antithetic):
+    """Discounted Heston payoff samples (antithetic pairs averaged), shape ``(n_samples,)``."""
+    out = np.empty(n_samples)
+    for p in prange(n_samples):
+        v = heston_path(seed, p, 1.0, spot, strike, expiry, rate, dividend, kappa, theta, sigma,
+                        rho, v0, w, n_steps)
+        if antithetic:
+            v = 0.5 * (v + heston_path(seed, p, -1.0, spot, strike, expiry, rate, dividend, kappa,
+                                       theta, sigma, rho, v0, w, n_steps))
+        out[p] = v
+    return out
+
+
+@njit(parallel=True, cache=True)
+def heston_samples_adjoint(seed, spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho,
+                           v0, w, n_steps, n_samples, antithetic):
+    """Samples and their pathwise adjoints: ``(samples (n,), grads (n, 10))``."""
+    out = np.empty(n_samples)
+    grads = np.empty((n_samples, N_HESTON_GRAD))
+    for p in prange(n_samples):
+        buf = np.empty((3, n_steps))
+        r = heston_path_adjoint(seed, p, 1.0, spot, strike, expiry, rate, dividend, kappa, theta,
+                                sigma, rho, v0, w, n_steps, buf)
+        if antithetic:
+            s = heston_path_adjoint(seed, p, -1.0, spot, strike, expiry, rate, dividend, kappa,
+                                    theta, sigma, rho, v0, w, n_steps, buf)
+            out[p] = 0.5 * (r[0] + s[0])
+            for j in range(N_HESTON_GRAD):
+                grads[p, j] = 0.5 * (r[j + 1] + s[j + 1])
+        else:
+            out[p] = r[0]
+            for j in range(N_HESTON_GRAD):
+                grads[p, j] = r[j + 1]
+    return out, grads

@@ -19,13 +19,16 @@ References:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.special import ndtri, stdtrit
 
+import diffsci as ds
 from diffsci.devices import check_device
 
 from . import _kernels
+from ._analytic.asian import geometric_asian_price
 from ._ops import McConfig, gbm_samples
 from ._validate import check_bool, check_real, plain
 
@@ -41,23 +44,54 @@ class Product(enum.IntEnum):
     EUROPEAN = _kernels.EUROPEAN  # max(w(S_T − K), 0)
     ASIAN = _kernels.ASIAN        # max(w(mean_k S_{t_k} − K), 0), arithmetic average
     DIGITAL = _kernels.DIGITAL    # 1{w(S_T − K) > 0} (cash 1), smoothed for Greeks
+    GEOMETRIC_ASIAN = _kernels.GEOMETRIC_ASIAN  # max(w((Π_k S_{t_k})^{1/n} − K), 0)
 
 
 @dataclass(frozen=True)
 class MCResult:
-    """A Monte Carlo price with its standard error.
+    """A Monte Carlo price with its standard error and confidence interval.
 
     Attributes:
         price: the estimate (differentiable: traced when the inputs are).
         stderr: its standard error (plain float).
         n_samples: independent samples (antithetic pairs count once).
         bias: ``(estimate, stderr)`` of the smoothing bias (digital), else None.
+        variance_ratio: with a control variate, the estimated variance of the plain estimator
+            over that of the controlled one (the variance reduction factor), else None.
+        dof: degrees of freedom of the standard error when it comes from few replicates (QMC:
+            R − 1), so intervals use Student's t; None: the normal approximation.
+        ci: the 95 % confidence interval ``price ± 1.96·stderr`` (plain floats; Student's t
+            quantile when ``dof`` is set); other levels from :meth:`confidence_interval`.
+
+    Example:
+        >>> r = MCResult(price=10.0, stderr=0.1, n_samples=1000)
+        >>> tuple(round(x, 3) for x in r.ci)
+        (9.804, 10.196)
     """
 
     price: object
     stderr: float
     n_samples: int
     bias: tuple | None = None
+    variance_ratio: float | None = None
+    dof: int | None = None
+
+    @property
+    def ci(self):
+        return self.confidence_interval(0.95)
+
+    def confidence_interval(self, level=0.95):
+        """The interval ``price ± z·stderr``, ``z = Φ⁻¹((1 + level)/2)`` (or the t quantile).
+
+        Raises:
+            ValueError: ``level`` not in (0, 1).
+        """
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"confidence_interval: level must be in (0, 1), got {level!r}")
+        q = 0.5 + 0.5 * level
+        z = float(ndtri(q)) if self.dof is None else float(stdtrit(self.dof, q))
+        p = float(plain(self.price))
+        return (p - z * self.stderr, p + z * self.stderr)
 
 
 def _config(who, kw):
@@ -79,6 +113,8 @@ def _config(who, kw):
     n_paths, n_steps = kw["n_paths"], kw["n_steps"]
     antithetic = kw["antithetic"]
     antithetic = not kw.get("qmc", False) if antithetic is None else bool(antithetic)
+    if kw.get("control_variate") and kw.get("qmc"):
+        raise ValueError(f"{who}: control_variate=True is not combined with qmc=True")
     if not (isinstance(n_paths, int | np.integer) and n_paths >= 2):
         raise ValueError(f"{who}: n_paths must be an int >= 2, got {n_paths!r}")
     if antithetic and n_paths % 2:
@@ -98,7 +134,7 @@ def _config(who, kw):
 
 def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
              product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
-             smoothing=None, device="cpu", qmc=False, qmc_replicates=8):
+             smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False):
     """Monte Carlo price of a GBM product, differentiable by its pathwise adjoint.
 
     Args:
@@ -123,6 +159,14 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
         qmc_replicates: independent scramblings ``R ≥ 2`` (default 8); with ``qmc`` the price
             is the mean of the replicate means, ``stderr`` their standard deviation over √R, and
             ``n_samples`` is R.
+        control_variate: subtract ``b (C − E[C])`` from each sample, with the control C on the
+            same paths: the geometric-average Asian (closed form :func:`geometric_asian_price`
+            with ``n_fixings = n_steps``) for ``Product.ASIAN``, the discounted underlying
+            ``e^{−rT} S_T`` (mean ``S e^{−qT}``) for the others; ``b = Cov(Y, C)/Var(C)``
+            estimated on the same samples and held fixed under differentiation (Glasserman
+            2003, §4.1; the O(1/n) bias of an estimated b is negligible beside the s.e.). The
+            estimated variance reduction ``Var(Y)/Var(Y − bC)`` is ``MCResult.variance_ratio``.
+            Not with ``qmc``.
 
     Returns:
         :class:`MCResult`.
@@ -140,9 +184,18 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
         from ._qmc import qmc_price
 
         price, se = qmc_price(args, cfg, int(n_paths), qmc_replicates)
-        return MCResult(price=price, stderr=se, n_samples=int(qmc_replicates))
+        return MCResult(price=price, stderr=se, n_samples=int(qmc_replicates),
+                        dof=int(qmc_replicates) - 1)
     samples = gbm_samples(*args, cfg)
     n = cfg.n_samples
+    ratio = None
+    if control_variate:
+        ccfg, mean_c = _control(args, cfg)
+        control = gbm_samples(*args, ccfg)
+        b = _beta(plain(samples), plain(control))
+        var_plain = float(np.var(plain(samples), ddof=1))
+        samples = samples - b * (control - mean_c)
+        ratio = var_plain / float(np.var(plain(samples), ddof=1))
     price = np.mean(samples)
     se = float(np.std(plain(samples), ddof=1) / np.sqrt(n))
     bias = None
@@ -151,7 +204,24 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
             _cuda_samples(args, cfg)
         diff = plain(samples) - sharp
         bias = (float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(n)))
-    return MCResult(price=price, stderr=se, n_samples=n, bias=bias)
+    return MCResult(price=price, stderr=se, n_samples=n, bias=bias, variance_ratio=ratio)
+
+
+def _control(args, cfg):
+    """The control variate's config and its exact mean (traced when the inputs are)."""
+    spot, strike, expiry, rate, dividend, vol = args
+    if cfg.product == _kernels.ASIAN:
+        mean = geometric_asian_price(spot=spot, strike=strike, expiry=expiry, rate=rate,
+                                     dividend=dividend, vol=vol, is_call=cfg.w > 0,
+                                     n_fixings=cfg.n_steps)
+        return replace(cfg, product=_kernels.GEOMETRIC_ASIAN, smoothing=0.0), mean
+    return replace(cfg, product=_kernels.FORWARD, smoothing=0.0), spot * np.exp(-dividend * expiry)
+
+
+def _beta(y, c):
+    """The variance-minimising control coefficient ``Cov(Y, C)/Var(C)`` (plain float)."""
+    c0 = c - c.mean()
+    return float(np.dot(y - y.mean(), c0) / max(np.dot(c0, c0), 1e-300))
 
 
 def _plain(args, cfg, smoothing=None):
@@ -168,7 +238,7 @@ def _cuda_samples(args, cfg):
 
 def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
               product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
-              smoothing=None, device="cpu", qmc=False, qmc_replicates=8):
+              smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False):
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
 
     Same arguments as :func:`mc_price`. The values equal ``ds.grad`` of ``mc_price(...).price``
@@ -203,6 +273,15 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     samples, grads = backend.gbm_samples_adjoint(*_plain(args, cfg))
     n = cfg.n_samples
     cols = np.column_stack([samples, grads])
+    if control_variate:
+        ccfg, _ = _control(args, cfg)
+        c_samples, c_grads = backend.gbm_samples_adjoint(*_plain(args, ccfg))
+        x = tuple(np.float64(plain(a)) for a in args)
+        mean_c, mean_grad = ds.value_and_grad(lambda *a: _control(a, cfg)[1],
+                                              argnums=tuple(range(6)))(*x)
+        b = _beta(samples, c_samples)
+        cols = cols - b * (np.column_stack([c_samples, c_grads])
+                           - np.array([float(mean_c), *(float(g) for g in mean_grad)]))
     est = cols.mean(axis=0)
     se = cols.std(axis=0, ddof=1) / np.sqrt(n)
     return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}

@@ -19,7 +19,7 @@ from diffsci.extend import getval
 
 from . import _kernels
 
-__all__ = ["McConfig", "gbm_samples"]
+__all__ = ["McConfig", "gbm_samples", "heston_samples"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,35 @@ def _jvp(primals, tangents):
 
 gbm_samples.defvjp(_fwd, _bwd)
 gbm_samples.defjvp(_jvp)
+
+
+# Heston (full-truncation Euler): the same binding for ten inputs (DERIVATIONS.md §HK).
+
+def _heston_plain(args, cfg):
+    vals = [float(getval(a)) for a in args]
+    return (np.uint64(cfg.seed), *vals, cfg.w, cfg.n_steps, cfg.n_samples, cfg.antithetic)
+
+
+@ds.custom_vjp
+def heston_samples(spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0, cfg):
+    """Discounted Heston European payoff samples ``(n_samples,)`` (see ``heston_mc_price``)."""
+    args = (spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0)
+    return _backend(cfg).heston_samples(*_heston_plain(args, cfg))
+
+
+def _heston_fwd(*xs):
+    *args, cfg = xs
+    _first_order_only(args)
+    return _backend(cfg).heston_samples_adjoint(*_heston_plain(args, cfg))
+
+
+def _heston_jvp(primals, tangents):
+    *xs, cfg = primals
+    samples, grads = _heston_fwd(*xs, cfg)
+    _first_order_only(tangents[:10])
+    t = np.array([0.0 if u is None else float(getval(u)) for u in tangents[:10]])
+    return samples, grads @ t
+
+
+heston_samples.defvjp(_heston_fwd, _bwd)
+heston_samples.defjvp(_heston_jvp)

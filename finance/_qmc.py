@@ -116,7 +116,7 @@ def check_qmc(who, cfg, n_paths, n_rep, device):
     if not (isinstance(n_rep, int | np.integer) and n_rep >= 2):
         raise ValueError(f"{who}: qmc_replicates must be an int >= 2 (the standard error needs "
                          f"independent scramblings), got {n_rep!r}")
-    if cfg.product == int(Product.DIGITAL):
+    if cfg.product not in (int(Product.EUROPEAN), int(Product.ASIAN)):
         raise ValueError(f"{who}: qmc=True supports Product.EUROPEAN and Product.ASIAN only")
     if device != "cpu":
         raise ValueError(f"{who}: qmc=True runs in NumPy on the CPU; got device={device!r}")

@@ -119,3 +119,70 @@ def test_second_order_is_refused_not_wrong():
     f = lambda s: finance.mc_price(**{**KW, "spot": s}, n_paths=64).price  # noqa: E731
     with pytest.raises(NotImplementedError, match="first order only"):
         ds.grad(ds.grad(f))(100.0)
+
+
+@pytest.mark.parametrize("product,n_steps,min_ratio", [(finance.Product.EUROPEAN, 1, 5.0),
+                                                       (finance.Product.ASIAN, 12, 100.0)])
+def test_control_variate_reduces_variance_and_stays_unbiased(product, n_steps, min_ratio):
+    """Control variates (discounted S_T for the European, the geometric Asian for the arithmetic
+    one): the reported variance ratio is large, the s.e. shrinks by its square root, and the
+    price agrees with the closed form / the plain estimate within the standard errors."""
+    kw = dict(**KW, product=product, n_steps=n_steps, n_paths=20_000, seed=8)
+    plain = finance.mc_price(**kw)
+    cv = finance.mc_price(**kw, control_variate=True)
+    assert cv.variance_ratio > min_ratio
+    assert cv.stderr * np.sqrt(cv.variance_ratio) == pytest.approx(plain.stderr, rel=1e-6)
+    if product is finance.Product.EUROPEAN:
+        assert abs(float(cv.price) - finance.bsm_price(**KW)) < 3 * cv.stderr
+    else:
+        ref = finance.mc_price(**{**kw, "n_paths": 400_000, "seed": 1}, control_variate=True)
+        assert abs(float(cv.price) - float(ref.price)) < 3 * np.hypot(cv.stderr, ref.stderr)
+    assert abs(float(cv.price) - float(plain.price)) < 3 * plain.stderr
+
+
+def test_control_variate_greeks_match_ad_and_closed_form():
+    kw = dict(**KW, n_paths=20_000, seed=6, control_variate=True)
+    g = finance.mc_greeks(**kw)
+    ref = finance.greeks(finance.bsm_price, **KW)
+    plain = finance.mc_greeks(**{**kw, "control_variate": False})
+    for name in ("price", "delta", "vega", "theta", "rho"):
+        est, se = g[name]
+        assert abs(est - ref[name]) < 4 * se, (name, est, ref[name], se)
+    assert g["price"][1] < 0.5 * plain["price"][1]
+
+    def price(s, v):
+        return finance.mc_price(**{**kw, "spot": s, "vol": v}).price
+
+    ds_delta, ds_vega = ds.grad(price, argnums=(0, 1))(KW["spot"], KW["vol"])
+    assert ds_delta == pytest.approx(g["delta"][0], rel=1e-10)
+    assert ds_vega == pytest.approx(g["vega"][0], rel=1e-10)
+
+
+def test_geometric_asian_product_and_its_adjoint():
+    kw = dict(**KW, product=finance.Product.GEOMETRIC_ASIAN, n_steps=6)
+    r = finance.mc_price(**kw, n_paths=40_000, seed=2)
+    ref = finance.geometric_asian_price(**KW, n_fixings=6)
+    assert abs(float(r.price) - ref) < 3 * r.stderr
+
+    def price(s, k, t, rr, q, v):
+        return finance.mc_price(spot=s, strike=k, expiry=t, rate=rr, dividend=q, vol=v,
+                                product=finance.Product.GEOMETRIC_ASIAN, n_steps=6, n_paths=256,
+                                seed=3).price
+
+    check_grads(price, (100.0, 105.0, 0.75, 0.04, 0.01, 0.3), modes=("rev",))
+
+
+def test_confidence_intervals_reported():
+    r = finance.mc_price(**KW, n_paths=20_000, seed=1)
+    lo, hi = r.ci
+    assert lo < float(r.price) < hi
+    assert hi - lo == pytest.approx(2 * 1.959964 * r.stderr, rel=1e-6)
+    lo99, hi99 = r.confidence_interval(0.99)
+    assert lo99 < lo and hi < hi99
+    q = finance.mc_price(**KW, qmc=True, n_paths=8 * 256, qmc_replicates=8)
+    assert q.dof == 7  # Student's t with R − 1 degrees of freedom: wider than the normal's
+    assert q.ci[1] - q.ci[0] == pytest.approx(2 * 2.364624 * q.stderr, rel=1e-5)
+    with pytest.raises(ValueError, match="level must be in"):
+        r.confidence_interval(1.5)
+    with pytest.raises(ValueError, match="control_variate=True is not combined with qmc"):
+        finance.mc_price(**KW, qmc=True, n_paths=16, control_variate=True)
