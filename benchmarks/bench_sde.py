@@ -1,9 +1,9 @@
 """sde benchmarks: strong-order convergence per solver, gradient cost per method, Brownian queries.
 
-1. Strong order on GBM (dX = 0.5X dt + X dW, X₀ = 1, T = 1; exact solution on the same path),
-   dt = 2⁻²…2⁻⁹ (``--quick``: 2⁻²…2⁻⁶, fewer paths): the least-squares slope of log E|X_T − X̂_T|
-   against log dt, beside each solver's declared order; SRI (GBM) and SRA1 (additive-noise OU)
-   run on one BrownianPath with Lévy areas, coarsened exactly to each dt.
+1. Strong order: runs ``benchmarks/convergence/gbm.py`` (every diagonal-noise solver on GBM
+   dX = 0.5X dt + X dW, exact solution on the same path, dt = 2⁻²…2⁻⁹) and
+   ``benchmarks/convergence/additive.py`` (SRA1 and the others on additive noise), each with
+   ``--quick`` when given.
 2. Neural-SDE gradient cost (d = 16, batch 256, drift MLP 17→64→64→16 tanh, diffusion MLP
    17→64→16 sigmoid, diagonal Stratonovich noise, loss mean(y_T²)) at 100 and 1000 steps
    (``--quick``: d = 4, batch 16, 20/80 steps): time, peak traced-memory growth (tracemalloc) and
@@ -27,91 +27,26 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMB
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import diffsci as ds  # noqa: E402
 import sde  # noqa: E402
 
-ORDER_PROBLEM = (0.5, 1.0)
+CONVERGENCE = Path(__file__).resolve().parent / "convergence"
 
 
 def convergence(quick):
-    mu, sigma = ORDER_PROBLEM
-    paths = 512 if quick else 4096
-    ks = range(2, 7) if quick else range(2, 10)
-    fine = np.linspace(0, 1, 2 ** max(ks) + 1)
-    rows = []
-    for name, calc in [("euler", "ito"), ("milstein", "ito"), ("heun", "stratonovich"),
-                       ("euler_heun", "stratonovich"), ("reversible_heun", "stratonovich")]:
-        prob = sde.SDE(lambda t, y, p: mu * y, lambda t, y, p: sigma * y, calculus=calc)
-        bm = sde.BrownianPath(fine, (paths, 1), seed=0)
-        wT = bm.increment(0, 1)
-        c = mu - 0.5 * sigma**2 if calc == "ito" else mu
-        exact = np.exp(c + sigma * wT)
-        errs = []
-        for k in ks:
-            ys = sde.sdeint(prob, np.ones((paths, 1)), np.array([0.0, 1.0]), None, method=name,
-                            dt=2.0**-k, brownian=bm)
-            errs.append(np.mean(np.abs(ys[-1] - exact)))
-        slope = np.polyfit(np.log([2.0**-k for k in ks]), np.log(errs), 1)[0]
-        declared = sde._solvers.SOLVERS[sde.Method(name)].strong_order[sde.Noise.DIAGONAL]
-        rows.append((name, calc, declared, slope, errs[-1]))
-    rows += srk_rows(paths, ks)
-    print(f"\nStrong order on GBM ({paths} paths, dt = 2^-{min(ks)}..2^-{max(ks)})")
-    print(f"{'solver':<16}{'calculus':<14}{'declared':>9}{'measured':>10}{'err@finest':>12}")
-    for r in rows:
-        print(f"{r[0]:<16}{r[1]:<14}{r[2]:>9.1f}{r[3]:>10.2f}{r[4]:>12.2e}")
-    print("(declared orders are for general diagonal noise; GBM's noise is commutative, where "
-          "Stratonovich Heun-type solvers reach 1.0)")
-    print(f"(sri: GBM, Itô, diagonal noise; sra1: additive-noise OU dX = −{OU_THETA}X dt + "
-          f"{OU_SIGMA} dW, X₀ = 1, exact solution by quadrature on the 4× finer path; both on "
-          f"BrownianPath(levy_area=True).coarsen(...), one path for every dt; sra1 measures ≈ 2 "
-          f"on this linear-drift problem, above its general 1.5 — unchanged with a 16× finer "
-          f"reference, so not a reference artefact)")
-
-
-OU_THETA, OU_SIGMA = 1.0, 1.0
-
-
-def srk_rows(paths, ks):
-    """Strong-order rows of the order-1.5 SRK solvers (SRI on GBM, SRA1 on additive OU).
-
-    One BrownianPath with Lévy areas on a grid 4× finer than the finest dt; each dt solves on
-    ``coarsen(...)`` of it, whose merged Lévy areas are exact for the stored path. OU's exact
-    X_T = e^{−θT} + σ Σᵢ e^{−θ(T−aᵢ)}(ΔWᵢ + θ(hΔWᵢ − I₁₀,ᵢ)) over the fine steps (error O(h_f²)).
-    """
-    mu, sigma = ORDER_PROBLEM
-    n_fine = 2 ** (max(ks) + 2)
-    fine = np.linspace(0, 1, n_fine + 1)
-    bm = sde.BrownianPath(fine, (paths, 1), seed=0, levy_area=True)
-    h = 1.0 / n_fine
-    dW = np.stack([bm.increment(a, b) for a, b in zip(fine[:-1], fine[1:])])
-    H = np.stack([bm.levy_area(a, b) for a, b in zip(fine[:-1], fine[1:])])
-    i10 = h * (0.5 * dW + H)
-    decay = np.exp(-OU_THETA * (1.0 - fine[:-1]))[:, None, None]
-    ou_exact = np.exp(-OU_THETA) + OU_SIGMA * np.sum(
-        decay * (dW + OU_THETA * (h * dW - i10)), axis=0)
-    problems = {
-        "sri": (sde.SDE(lambda t, y, p: mu * y, lambda t, y, p: sigma * y),
-                np.exp(mu - 0.5 * sigma**2 + sigma * bm.increment(0, 1)), sde.Noise.DIAGONAL),
-        "sra1": (sde.SDE(lambda t, y, p: -OU_THETA * y,
-                         lambda t, y, p: np.full((y.shape[0], 1, 1), OU_SIGMA), noise="additive"),
-                 ou_exact, sde.Noise.ADDITIVE),
-    }
-    rows = []
-    for name, (prob, exact, noise) in problems.items():
-        errs = []
-        for k in ks:
-            ys = sde.sdeint(prob, np.ones((paths, 1)), np.array([0.0, 1.0]), None, method=name,
-                            dt=2.0**-k, brownian=bm.coarsen(n_fine >> k))
-            errs.append(np.mean(np.abs(ys[-1] - exact)))
-        slope = np.polyfit(np.log([2.0**-k for k in ks]), np.log(errs), 1)[0]
-        declared = sde._solvers.SOLVERS[sde.Method(name)].strong_order[noise]
-        rows.append((name, "ito", declared, slope, errs[-1]))
-    return rows
+    """Run the strong-order scripts of ``benchmarks/convergence/`` (each in its own process)."""
+    for script in ("gbm.py", "additive.py"):
+        cmd = [sys.executable, str(CONVERGENCE / script)] + (["--quick"] if quick else [])
+        env = dict(os.environ, PYTHONPATH=str(CONVERGENCE.parents[1]))
+        subprocess.run(cmd, check=True, env=env)
 
 
 DIFFSCI_ROWS = [  # (label, method, adjoint, torchsde counterpart)

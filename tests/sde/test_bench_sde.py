@@ -13,5 +13,6 @@ def test_bench_sde_quick():
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sde.py"), "--quick"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    for header in ("Strong order on GBM", "Neural-SDE gradient", "Brownian interval queries"):
+    for header in ("Strong order on GBM", "Strong order, additive noise", "Neural-SDE gradient",
+                   "Brownian interval queries"):
         assert header in proc.stdout

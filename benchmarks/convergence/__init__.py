@@ -1,0 +1,1 @@
+"""Strong-order convergence scripts (run each as ``python benchmarks/convergence/<name>.py``)."""
