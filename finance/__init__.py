@@ -14,20 +14,27 @@ Contents:
   (Fourier, little-Heston-trap characteristic function), :func:`barrier_price` (knock-out and
   knock-in, Reiner–Rubinstein/Haug), :func:`geometric_asian_price` (Kemna–Vorst, continuous
   or discrete fixings), :func:`merton_jump_price` (Merton's jump-diffusion series, documented
-  truncation);
+  truncation), :func:`lookback_price` (floating/fixed strike, continuous monitoring, or discrete
+  by the Broadie–Glasserman–Kou shift);
 * :func:`greeks` (price, delta, gamma, vega, theta, rho, vanna, volga of any pricer by AD) and
   :func:`implied_vol` (bracketed Newton over the whole price domain, IFT gradients);
 * rates: :func:`bootstrap` (the paper's Newton bootstrap, each step using ``ds.grad``),
   :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
 * Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
-  numba.cuda path kernels with pathwise adjoints, antithetics, standard errors; ``qmc=True``:
+  numba.cuda path kernels with pathwise adjoints, antithetics, ``control_variate=True``, standard
+  errors and confidence intervals on every :class:`MCResult`; ``qmc=True``:
   scrambled Sobol with Brownian-bridge paths, s.e. from independent scramblings);
 * :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
   continuous monitoring and pathwise-differentiable);
 * :func:`basket_mc_price`, :func:`basket_mc_greeks` (correlated multi-asset GBM by Cholesky,
   arithmetic/geometric baskets, pathwise Greeks by AD with standard errors) and the closed form
   :func:`geometric_basket_price`;
-* :func:`heston_mc_price` (full-truncation Euler or Andersen's QE, pathwise-differentiable);
+* :func:`heston_mc_price` (full-truncation Euler on Numba/numba.cuda kernels with a hand-written
+  reverse sweep, :func:`heston_mc_greeks` for all ten Greeks with s.e.; or Andersen's QE in NumPy);
+* :func:`merton_mc_price` (exact jump-diffusion paths; pathwise Greeks plus a likelihood-ratio term
+  for the jump intensity), :func:`local_vol_mc_price` (log-Euler under any σ(t, S), e.g.
+  :class:`ParametricLocalVol`), :func:`mc_lookback_price` (bridge-sampled extremes: unbiased for
+  continuous monitoring);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
   pathwise Greeks with the exercise boundary held fixed), :func:`fd_price` (Crank–Nicolson with a
@@ -40,6 +47,7 @@ validated once at the boundary. Derivations of the hand-written rules: ``finance
 """
 
 from ._analytic import (
+    BGK_BETA,
     MERTON_MAX_TERMS,
     bachelier_price,
     barrier_price,
@@ -49,6 +57,7 @@ from ._analytic import (
     geometric_asian_price,
     geometric_basket_price,
     heston_price,
+    lookback_price,
     merton_jump_price,
 )
 from ._barrier_mc import mc_barrier_price
@@ -61,12 +70,21 @@ from ._fd import fd_price
 from ._greeks import GREEKS, greeks
 from ._heston_mc import HESTON_GREEKS, HestonScheme, heston_mc_greeks, heston_mc_price
 from ._implied_vol import implied_vol
+from ._jump_mc import merton_mc_price
+from ._local_vol_mc import ParametricLocalVol, local_vol_mc_price
+from ._lookback_mc import mc_lookback_price
 from ._lsm import lsm_price
 from ._mc import MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
 from ._tree import tree_price
 
 __all__ = [
+    "BGK_BETA",
+    "ParametricLocalVol",
+    "local_vol_mc_price",
+    "lookback_price",
+    "mc_lookback_price",
+    "merton_mc_price",
     "GREEKS",
     "MERTON_MAX_TERMS",
     "HESTON_BOUNDS",

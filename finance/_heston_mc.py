@@ -132,7 +132,7 @@ def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is
         >>> g = heston_mc_greeks(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=p,
         ...                      n_paths=20_000, n_steps=20)
         >>> round(g["delta"][0], 2)
-        0.66
+        0.69
     """
     cfg = _check("heston_mc_greeks", dict(locals(), scheme=HestonScheme.FULL_TRUNCATION))
     if cfg.device == "cuda":

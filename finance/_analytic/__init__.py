@@ -8,9 +8,12 @@ from .black76 import black76_price
 from .bsm import bsm_price
 from .digital import digital_price
 from .heston import heston_price
+from .lookback import BGK_BETA, lookback_price
 from .merton import MERTON_MAX_TERMS, merton_jump_price
 
 __all__ = [
+    "BGK_BETA",
+    "lookback_price",
     "MERTON_MAX_TERMS",
     "geometric_asian_price",
     "geometric_basket_price",
