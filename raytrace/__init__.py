@@ -24,6 +24,7 @@ from ._model import (
     PointLight,
     Scene,
     Sphere,
+    Texture,
     Triangle,
 )
 from ._obj import load_obj, save_obj
@@ -38,6 +39,7 @@ __all__ = [
     "PointLight",
     "Scene",
     "Sphere",
+    "Texture",
     "Triangle",
     "load_obj",
     "render",

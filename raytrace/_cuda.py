@@ -51,6 +51,7 @@ _acc_d = None
 _DEVICE_HELPERS = (
     "_dot", "_add", "_sub", "_scale", "_mul", "_axpy", "_cross", "_row", "_triangle_t", "_slab",
     "_box_hit", "_intersect_analytic", "_intersect", "_occluded", "_geometry", "_material_index",
+    "_tex_axis", "_tex_lookup", "_tex_scatter", "_barycentric", "_uv", "_diffuse", "_diffuse_adj",
     "_light_term", "_shade", "sample_offsets",
     "_primary", "_trace", "_normalize_adj", "_light_term_adj", "_shade_adj", "_hit_adj",
     "_trace_adj",
@@ -106,7 +107,7 @@ def _device():
 
 
 def _render_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                         verts, tri, tri_mat, mat, plights, dlights, bvh, order, out):
+                         verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, out):
     idx = cuda.grid(1)
     ns = side * side
     if idx < out.shape[0]:
@@ -119,15 +120,15 @@ def _render_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_mat
         inv = 1.0 / (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) ** 0.5
         d = (u[0] * inv, u[1] * inv, u[2] * inv)
         eye = (cam[0, 0], cam[0, 1], cam[0, 2])
-        col = _trace_d(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-                       plights, dlights, bvh, order)
+        col = _trace_d(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat,
+                       mat, tex, plights, dlights, bvh, order)
         out[idx, 0] = col[0]
         out[idx, 1] = col[1]
         out[idx, 2] = col[2]
 
 
 def render_samples_cuda(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                        verts, tri, tri_mat, mat, plights, dlights, bvh, order):
+                        verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order):
     """Launch one thread per sample on device (or host) tables: device array (H·W·side², 3)."""
     kernel = _device()[0]
     c = _cuda()
@@ -135,8 +136,8 @@ def render_samples_cuda(width, height, side, depth, seed, cam, bg, sph, sph_mat,
     out = c.device_array((n, 3), dtype=np.float64)
     blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     kernel[blocks, THREADS_PER_BLOCK](width, height, side, depth, float(seed), cam, bg, sph,
-                                      sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights,
-                                      dlights, bvh, order, out)
+                                      sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat, tex,
+                                      plights, dlights, bvh, order, out)
     return out
 
 
@@ -149,8 +150,8 @@ def render_cuda(width, height, side, depth, seed, packed):
 
 
 def _adjoint_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                          verts, tri, tri_mat, mat, plights, dlights, bvh, order, gimg, gcam, gbg,
-                          gsph, gpln, gverts, gmat, gpl, gdl):
+                          verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, gimg,
+                          gcam, gbg, gsph, gpln, gverts, guvs, gmat, gtex, gpl, gdl):
     idx = cuda.grid(1)
     ns = side * side
     if idx < width * height * ns:
@@ -167,9 +168,9 @@ def _adjoint_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_ma
         un = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) ** 0.5
         d = (u[0] / un, u[1] / un, u[2] / un)
         eye = (cam[0, 0], cam[0, 1], cam[0, 2])
-        obar, dbar = _trace_adj_d(eye, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-                                  tri_mat, mat, plights, dlights, bvh, order, rec, gbg, gsph, gpln,
-                                  gverts, gmat, gpl, gdl)
+        obar, dbar = _trace_adj_d(eye, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs,
+                                  tri, tri_mat, mat, tex, plights, dlights, bvh, order, rec, gbg,
+                                  gsph, gpln, gverts, guvs, gmat, gtex, gpl, gdl)
         ubar = _normalize_adj_d(u, un, dbar)
         _acc_d(gcam, 0, 0, obar)
         _acc_d(gcam, 1, 0, ubar)
@@ -179,7 +180,7 @@ def _adjoint_samples_body(width, height, side, depth, seed, cam, bg, sph, sph_ma
 
 def render_adjoint_samples_cuda(width, height, side, depth, seed, tables, gimg, grads):
     """Launch one adjoint thread per sample; ``grads`` are device arrays (cam, bg, sph, pln,
-    verts, mat, plights, dlights) that the threads add into atomically."""
+    verts, uvs, mat, tex, plights, dlights) that the threads add into atomically."""
     kernel = _device()[1]
     n = width * height * side * side
     blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
@@ -194,7 +195,7 @@ def adjoint_tables_cuda(packed, width, height, side, depth, seed, gimg):
         raise ValueError(f"render: depth: the CUDA adjoint supports depth <= {CUDA_MAX_DEPTH}, "
                          f"got {depth}")
     c = _cuda()
-    names = ("cam", "bg", "sph", "pln", "verts", "mat", "plights", "dlights")
+    names = ("cam", "bg", "sph", "pln", "verts", "uvs", "mat", "tex", "plights", "dlights")
     tables = tuple(c.to_device(np.ascontiguousarray(t)) for t in packed.tables())
     grads = tuple(c.to_device(np.zeros_like(getattr(packed, name))) for name in names)
     render_adjoint_samples_cuda(width, height, side, depth, seed, tables,

@@ -33,18 +33,19 @@ def _inputs(rng: np.random.Generator, size: int):
     ns = 6
     sph = np.column_stack([rng.uniform(-2, 2, ns), rng.uniform(-0.5, 1.5, ns),
                            rng.uniform(-1, 3, ns), rng.uniform(0.3, 0.8, ns)])
-    pln = np.array([[0.0, -1.0, 0.0, 0.0, 1.0, 0.0]])
+    pln = np.array([[0.0, -1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]])
+    no_texture = np.tile([-1.0, 0.0, 0.0], (ns + 1, 1))
     mat = np.column_stack([rng.uniform(0.1, 1, (ns + 1, 3)), rng.uniform(0, 0.5, (ns + 1, 3)),
                            rng.uniform(5, 50, ns + 1), rng.uniform(0, 0.6, ns + 1),
-                           rng.uniform(0, 0.1, (ns + 1, 3))])
+                           rng.uniform(0, 0.1, (ns + 1, 3)), no_texture])
     plights = np.array([[3.0, 5.0, -4.0, 1.0, 0.9, 0.8, 400.0],
                         [-4.0, 3.0, -2.0, 0.5, 0.6, 1.0, 200.0]])
     cam = camera_table(np.array([0.0, 1.0, -6.0]), np.array([0.0, 0.0, 1.0]),
                        np.array([0.0, 1.0, 0.0]), 50.0, size, size)
     return (size, size, 1, DEPTH, 0.0, cam, np.array([0.1, 0.1, 0.2]), sph,
-            np.arange(ns), pln, np.array([ns]), np.zeros((0, 3)), np.zeros((0, 3), np.int64),
-            np.zeros(0, np.int64), mat, plights, np.zeros((0, 7)), np.zeros((0, K.BVH_COLS)),
-            np.zeros(0, np.int64))
+            np.arange(ns), pln, np.array([ns]), np.zeros((0, 3)), np.zeros((0, 2)),
+            np.zeros((0, 3), np.int64), np.zeros(0, np.int64), mat, np.zeros((0, 3)), plights,
+            np.zeros((0, 7)), np.zeros((0, K.BVH_COLS)), np.zeros(0, np.int64))
 
 
 def _cpu(width, height, side, depth, seed, *tables):
@@ -77,9 +78,9 @@ def _vec_hits(o, d, sph, pln, tmax=None):
         t = np.where(t0 > _EPS, t0, t1)
         ts.append(np.where(ok & (t > _EPS), t, _BIG))
     for k in range(len(pln)):
-        den = d @ pln[k, 3:]
+        den = d @ pln[k, 3:6]
         ok = den != 0
-        t = np.sum((pln[k, :3] - o) * pln[k, 3:], axis=1) / np.where(ok, den, 1.0)
+        t = np.sum((pln[k, :3] - o) * pln[k, 3:6], axis=1) / np.where(ok, den, 1.0)
         ts.append(np.where(ok & (t > _EPS), t, _BIG))
     ts = np.stack(ts)
     if tmax is not None:
@@ -110,7 +111,7 @@ def vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth):
         for q in range(ns + len(pln)):
             sel = (k == q)[:, None]
             nq = (x - sph[q, :3]) / sph[q, 3] if q < ns else (
-                pln[q - ns, 3:] / np.sqrt(np.sum(pln[q - ns, 3:] ** 2)) + 0.0 * x)
+                pln[q - ns, 3:6] / np.sqrt(np.sum(pln[q - ns, 3:6] ** 2)) + 0.0 * x)
             n = np.where(sel, nq, n)
             m = np.where(sel, mat[q] + 0.0 * m, m)
         n = np.where((np.sum(n * d, axis=1) > 0)[:, None], -n, n)
@@ -137,8 +138,8 @@ def vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth):
 
 
 
-def _reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-               tri_mat, mat, plights, dlights, bvh, order):
+def _reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts, uvs,
+               tri, tri_mat, mat, tex, plights, dlights, bvh, order):
     """The vectorised renderer on the check's tables (one ray per pixel centre, side = 1)."""
     return vectorised_render(cam, bg, sph, pln, mat, plights, width, height, depth).reshape(-1, 3)
 
@@ -153,13 +154,19 @@ def _adjoint_inputs(rng: np.random.Generator, size: int):
 def _adjoint_cpu(width, height, side, depth, seed, *tables_and_g):
     *tables, gimg = tables_and_g
     nc = 4 * numba.get_num_threads()
-    shapes = {"cam": tables[0], "bg": tables[1], "sph": tables[2], "pln": tables[4],
-              "verts": tables[6], "mat": tables[9], "plights": tables[10], "dlights": tables[11]}
-    z = {k: np.zeros((nc,) + v.shape) for k, v in shapes.items()}
-    K.render_adjoint_kernel(width, height, side, depth, seed, *tables, gimg, nc, z["cam"],
-                            z["bg"], z["sph"], z["pln"], z["verts"], z["mat"], z["plights"],
-                            z["dlights"])
+    z = {k: np.zeros((nc,) + v.shape) for k, v in _grad_rows(tables).items()}
+    K.render_adjoint_kernel(width, height, side, depth, seed, *tables, gimg, nc, *z.values())
     return tuple(z[k].sum(axis=0) for k in _GRAD_NAMES)
+
+
+#: Positions of the differentiable tables among the kernels' table arguments.
+_TABLE_INDEX = {"cam": 0, "bg": 1, "sph": 2, "pln": 4, "verts": 6, "uvs": 7, "mat": 10,
+                "tex": 11, "plights": 12, "dlights": 13}
+
+
+def _grad_rows(tables):
+    """The differentiable tables (in the adjoint kernel's order) of a kernel argument tuple."""
+    return {k: tables[i] for k, i in _TABLE_INDEX.items()}
 
 
 def _adjoint_gpu(width, height, side, depth, seed, *tables_and_g):
@@ -167,17 +174,14 @@ def _adjoint_gpu(width, height, side, depth, seed, *tables_and_g):
 
     *tables, gimg = tables_and_g
     c = _cuda()
-    order = ("cam", "bg", "sph", "pln", "verts", "mat", "plights", "dlights")
-    rows = dict(zip(order, (tables[0], tables[1], tables[2], tables[4], tables[6], tables[9],
-                            tables[10], tables[11])))
-    grads = {k: c.to_device(np.zeros(v.shape)) for k, v in rows.items()}
+    grads = {k: c.to_device(np.zeros(v.shape)) for k, v in _grad_rows(tables).items()}
     render_adjoint_samples_cuda(width, height, side, depth, seed, tables, gimg,
-                                tuple(grads[k] for k in order))
+                                tuple(grads.values()))
     return tuple(grads[k] for k in _GRAD_NAMES)
 
 
 def _adjoint_reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                       verts, tri, tri_mat, mat, plights, dlights, bvh, order, gimg):
+                       verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, gimg):
     """diffsci's tape through the vectorised renderer (no hand-written adjoint)."""
     def loss(bg, sph, pln, mat, plights):
         return np.sum(gimg * vectorised_render(cam, bg, sph, pln, mat, plights, width, height,

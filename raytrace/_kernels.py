@@ -12,9 +12,12 @@ table       columns  layout
 ==========  =======  ==============================================================
 ``cam``     (4, 3)   eye, forward F, right R·tan(fov/2)·W/H, up U·tan(fov/2)
 ``sph``     (Ns, 4)  centre xyz, radius
-``pln``     (Np, 6)  point xyz, normal xyz
+``pln``     (Np, 12) point xyz, normal xyz, texture axes u xyz, v xyz
 ``verts``   (Nv, 3)  triangle vertices; ``tri`` (Nt, 3) int64 indices into ``verts``
-``mat``     (Nm, 11) diffuse rgb, specular rgb, exponent, reflection, ambient rgb
+``uvs``     (Nv, 2)  texture coordinates (u, v) of the vertices
+``mat``     (Nm, 14) diffuse rgb, specular rgb, exponent, reflection, ambient rgb, texture
+                     offset (row of ``tex``; −1: none), texture width, texture height
+``tex``     (Nx, 3)  the texels of every texture, row-major images one after another
 ``plights`` (Nl, 7)  position xyz, colour rgb, intensity
 ``dlights`` (Nd, 7)  direction xyz, colour rgb, intensity
 ==========  =======  ==============================================================
@@ -55,8 +58,8 @@ __all__ = [
 #: Intersections closer than this are ignored (secondary rays start on the surface they leave).
 T_EPS = 1e-6
 #: Columns of the material table.
-MAT_COLS = 11
-KD, KS, EXP, REFL, AMB = 0, 3, 6, 7, 8
+MAT_COLS = 14
+KD, KS, EXP, REFL, AMB, TEX, TEXW, TEXH = 0, 3, 6, 7, 8, 11, 12, 13
 #: Kinds of hit.
 MISS, SPHERE, PLANE, TRIANGLE = -1, 0, 1, 2
 _INV4PI = 1.0 / (4.0 * math.pi)
@@ -454,24 +457,203 @@ def _material_index(kind, idx, sph_mat, pln_mat, tri_mat):
 
 
 # ---------------------------------------------------------------------------
+# Textures: UV coordinates at a hit and bilinear image lookups (eqs. R14–R15)
+# ---------------------------------------------------------------------------
+@njit(cache=True)
+def _tex_axis(u, n):
+    """Bilinear coordinate along one texture axis of n texels (repeat wrap): (i0, i1, frac).
+
+    Texel c has its centre at u = (c + 0.5)/n; u is wrapped to [0, 1) first.
+    """
+    s = (u - math.floor(u)) * n - 0.5
+    f0 = math.floor(s)
+    i0 = int(f0)
+    if i0 < 0:
+        i0 += n
+    i1 = i0 + 1
+    if i1 >= n:
+        i1 -= n
+    return i0, i1, s - f0
+
+
+@njit(cache=True)
+def _tex_lookup(tex, mat, mi, u, v):
+    """Bilinear lookup of material mi's texture at (u, v): (T, ∂T/∂u, ∂T/∂v) (eq. R14)."""
+    off = int(mat[mi, TEX])
+    w = int(mat[mi, TEXW])
+    h = int(mat[mi, TEXH])
+    c0, c1, fx = _tex_axis(u, w)
+    r0, r1, fy = _tex_axis(v, h)
+    t00 = _row(tex, off + r0 * w + c0, 0)
+    t01 = _row(tex, off + r0 * w + c1, 0)
+    t10 = _row(tex, off + r1 * w + c0, 0)
+    t11 = _row(tex, off + r1 * w + c1, 0)
+    top = _axpy(fx, _sub(t01, t00), t00)
+    bot = _axpy(fx, _sub(t11, t10), t10)
+    val = _axpy(fy, _sub(bot, top), top)
+    du = _scale(w, _axpy(fy, _sub(_sub(t11, t10), _sub(t01, t00)), _sub(t01, t00)))
+    dv = _scale(h, _sub(bot, top))
+    return val, du, dv
+
+
+@njit(cache=True)
+def _tex_scatter(tex_bar, mat, mi, u, v, gbar):
+    """Adjoint of the lookup in the texels: tex_bar[texel] += bilinear weight · ḡ (eq. R14)."""
+    off = int(mat[mi, TEX])
+    w = int(mat[mi, TEXW])
+    h = int(mat[mi, TEXH])
+    c0, c1, fx = _tex_axis(u, w)
+    r0, r1, fy = _tex_axis(v, h)
+    _acc(tex_bar, off + r0 * w + c0, 0, _scale((1.0 - fx) * (1.0 - fy), gbar))
+    _acc(tex_bar, off + r0 * w + c1, 0, _scale(fx * (1.0 - fy), gbar))
+    _acc(tex_bar, off + r1 * w + c0, 0, _scale((1.0 - fx) * fy, gbar))
+    _acc(tex_bar, off + r1 * w + c1, 0, _scale(fx * fy, gbar))
+
+
+@njit(cache=True)
+def _barycentric(x, verts, tri, idx):
+    """Barycentrics (b1, b2) of x on triangle idx and the dual vectors g1, g2 (eq. R15)."""
+    v0 = _row(verts, tri[idx, 0], 0)
+    e1 = _sub(_row(verts, tri[idx, 1], 0), v0)
+    e2 = _sub(_row(verts, tri[idx, 2], 0), v0)
+    m = _cross(e1, e2)
+    a = 1.0 / _dot(m, m)
+    g1 = _scale(a, _cross(e2, m))
+    g2 = _scale(a, _cross(m, e1))
+    q = _sub(x, v0)
+    return _dot(q, g1), _dot(q, g2), g1, g2
+
+
+@njit(cache=True)
+def _uv(kind, idx, x, pln, verts, uvs, tri):
+    """Texture coordinates (u, v) of the hit x: planar axes for planes, barycentric
+    interpolation of the vertex UVs for triangles (eq. R15)."""
+    if kind == PLANE:
+        q = _sub(x, _row(pln, idx, 0))
+        return _dot(q, _row(pln, idx, 6)), _dot(q, _row(pln, idx, 9))
+    b1, b2, g1, g2 = _barycentric(x, verts, tri, idx)
+    b0 = 1.0 - b1 - b2
+    i0 = tri[idx, 0]
+    i1 = tri[idx, 1]
+    i2 = tri[idx, 2]
+    u = b0 * uvs[i0, 0] + b1 * uvs[i1, 0] + b2 * uvs[i2, 0]
+    v = b0 * uvs[i0, 1] + b1 * uvs[i1, 1] + b2 * uvs[i2, 1]
+    return u, v
+
+
+@njit(cache=True)
+def _diffuse(kind, idx, x, mi, mat, tex, pln, verts, uvs, tri):
+    """The diffuse colour at a hit: the material's, times its texture at the hit's UV."""
+    kd = _row(mat, mi, KD)
+    if mat[mi, TEX] < 0.0 or kind == SPHERE:
+        return kd
+    u, v = _uv(kind, idx, x, pln, verts, uvs, tri)
+    return _mul(kd, _tex_lookup(tex, mat, mi, u, v)[0])
+
+
+@njit(cache=True)
+def _diffuse_adj(kdbar, kind, idx, x, mi, mat, tex, pln, verts, uvs, tri, gmat, gtex, gpln,
+                 gverts, guvs):
+    """Adjoint of _diffuse: accumulates material, texel, UV and geometry cotangents; returns
+    the hit point's x̄ (eqs. R14–R15)."""
+    if mat[mi, TEX] < 0.0 or kind == SPHERE:
+        _acc(gmat, mi, KD, kdbar)
+        return (0.0, 0.0, 0.0)
+    kd = _row(mat, mi, KD)
+    u, v = _uv(kind, idx, x, pln, verts, uvs, tri)
+    tv, tu, tvv = _tex_lookup(tex, mat, mi, u, v)
+    _acc(gmat, mi, KD, _mul(kdbar, tv))
+    tbar = _mul(kdbar, kd)
+    _tex_scatter(gtex, mat, mi, u, v, tbar)
+    ubar = _dot(tbar, tu)
+    vbar = _dot(tbar, tvv)
+    if kind == PLANE:
+        q = _sub(x, _row(pln, idx, 0))
+        ax_u = _row(pln, idx, 6)
+        ax_v = _row(pln, idx, 9)
+        xbar = _axpy(ubar, ax_u, _scale(vbar, ax_v))
+        _acc(gpln, idx, 0, _scale(-1.0, xbar))
+        _acc(gpln, idx, 6, _scale(ubar, q))
+        _acc(gpln, idx, 9, _scale(vbar, q))
+        return xbar
+    b1, b2, g1, g2 = _barycentric(x, verts, tri, idx)
+    b0 = 1.0 - b1 - b2
+    i0 = tri[idx, 0]
+    i1 = tri[idx, 1]
+    i2 = tri[idx, 2]
+    _acc1(guvs, i0, 0, b0 * ubar)
+    _acc1(guvs, i0, 1, b0 * vbar)
+    _acc1(guvs, i1, 0, b1 * ubar)
+    _acc1(guvs, i1, 1, b1 * vbar)
+    _acc1(guvs, i2, 0, b2 * ubar)
+    _acc1(guvs, i2, 1, b2 * vbar)
+    b1bar = ubar * (uvs[i1, 0] - uvs[i0, 0]) + vbar * (uvs[i1, 1] - uvs[i0, 1])
+    b2bar = ubar * (uvs[i2, 0] - uvs[i0, 0]) + vbar * (uvs[i2, 1] - uvs[i0, 1])
+    gg = _axpy(b1bar, g1, _scale(b2bar, g2))
+    _acc(gverts, i0, 0, _scale(-b0, gg))
+    _acc(gverts, i1, 0, _scale(-b1, gg))
+    _acc(gverts, i2, 0, _scale(-b2, gg))
+    return gg
+
+
+@njit(cache=True)
+def _diffuse_jvp(kind, idx, x, dx, mi, mat, dmat, tex, dtex, pln, dpln, verts, dverts, uvs, duvs,
+                 tri):
+    """_diffuse and its tangent (eqs. R14–R15, forward)."""
+    kd = _row(mat, mi, KD)
+    dkd = _row(dmat, mi, KD)
+    if mat[mi, TEX] < 0.0 or kind == SPHERE:
+        return kd, dkd
+    if kind == PLANE:
+        q = _sub(x, _row(pln, idx, 0))
+        dq = _sub(dx, _row(dpln, idx, 0))
+        ax_u = _row(pln, idx, 6)
+        ax_v = _row(pln, idx, 9)
+        u = _dot(q, ax_u)
+        v = _dot(q, ax_v)
+        du = _dot(dq, ax_u) + _dot(q, _row(dpln, idx, 6))
+        dv = _dot(dq, ax_v) + _dot(q, _row(dpln, idx, 9))
+    else:
+        b1, b2, g1, g2 = _barycentric(x, verts, tri, idx)
+        b0 = 1.0 - b1 - b2
+        i0 = tri[idx, 0]
+        i1 = tri[idx, 1]
+        i2 = tri[idx, 2]
+        w = _sub(dx, _axpy(b0, _row(dverts, i0, 0),
+                           _axpy(b1, _row(dverts, i1, 0), _scale(b2, _row(dverts, i2, 0)))))
+        db1 = _dot(g1, w)
+        db2 = _dot(g2, w)
+        db0 = -db1 - db2
+        u = b0 * uvs[i0, 0] + b1 * uvs[i1, 0] + b2 * uvs[i2, 0]
+        v = b0 * uvs[i0, 1] + b1 * uvs[i1, 1] + b2 * uvs[i2, 1]
+        du = (db0 * uvs[i0, 0] + db1 * uvs[i1, 0] + db2 * uvs[i2, 0]
+              + b0 * duvs[i0, 0] + b1 * duvs[i1, 0] + b2 * duvs[i2, 0])
+        dv = (db0 * uvs[i0, 1] + db1 * uvs[i1, 1] + db2 * uvs[i2, 1]
+              + b0 * duvs[i0, 1] + b1 * duvs[i1, 1] + b2 * duvs[i2, 1])
+    tv, tu, tvv = _tex_lookup(tex, mat, mi, u, v)
+    # The lookup is linear in the texels: its texel tangent is the lookup of dtex.
+    dt = _add(_tex_lookup(dtex, mat, mi, u, v)[0], _axpy(du, tu, _scale(dv, tvv)))
+    return _mul(kd, tv), _add(_mul(dkd, tv), _mul(kd, dt))
+
+
+# ---------------------------------------------------------------------------
 # Shading (Blinn–Phong with ambient and hard shadows)
 # ---------------------------------------------------------------------------
 @njit(cache=True)
-def _light_term(n, v, l, e, mat, mi):
+def _light_term(n, v, l, e, kd, mat, mi):
     """E ⊙ (kd max(n·l,0) + ks max(n·h,0)^p) for a visible light with n·l > 0."""
     hh = _add(l, v)
     h = _scale(1.0 / math.sqrt(_dot(hh, hh)), hh)
     nh = _dot(n, h)
     spec = nh ** mat[mi, EXP] if nh > 0.0 else 0.0
     nl = _dot(n, l)
-    kd = _row(mat, mi, KD)
     ks = _row(mat, mi, KS)
     return _mul(e, _axpy(spec, ks, _scale(nl, kd)))
 
 
 @njit(cache=True)
-def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh, order):
-    """Local colour at a hit: ambient + Σ visible lights (eq. R1)."""
+def _shade(x, n, d, mi, kd, mat, plights, dlights, sph, pln, verts, tri, bvh, order):
+    """Local colour at a hit with diffuse colour kd: ambient + Σ visible lights (eq. R1)."""
     c = _row(mat, mi, AMB)
     v = (-d[0], -d[1], -d[2])
     for k in range(plights.shape[0]):
@@ -482,14 +664,14 @@ def _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh, order)
         if _dot(n, l) <= 0.0 or _occluded(x, l, dist, sph, pln, verts, tri, bvh, order):
             continue
         e = _scale(plights[k, 6] * _INV4PI / dist2, _row(plights, k, 3))
-        c = _add(c, _light_term(n, v, l, e, mat, mi))
+        c = _add(c, _light_term(n, v, l, e, kd, mat, mi))
     for k in range(dlights.shape[0]):
         w = _row(dlights, k, 0)
         l = _scale(-1.0 / math.sqrt(_dot(w, w)), w)
         if _dot(n, l) <= 0.0 or _occluded(x, l, np.inf, sph, pln, verts, tri, bvh, order):
             continue
         e = _scale(dlights[k, 6], _row(dlights, k, 3))
-        c = _add(c, _light_term(n, v, l, e, mat, mi))
+        c = _add(c, _light_term(n, v, l, e, kd, mat, mi))
     return c
 
 
@@ -524,8 +706,8 @@ def _primary(cam, i, j, sx, sy, width, height):
 # Forward render
 # ---------------------------------------------------------------------------
 @njit(cache=True)
-def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights,
-           dlights, bvh, order):
+def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat, tex,
+           plights, dlights, bvh, order):
     """Colour seen along the ray: local shading plus up to ``depth`` mirror bounces (Whitted)."""
     col = (0.0, 0.0, 0.0)
     w = 1.0
@@ -538,8 +720,9 @@ def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat
         if _dot(n, d) > 0.0:
             n = (-n[0], -n[1], -n[2])
         mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
-        col = _axpy(w, _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh,
-                       order), col)
+        kd = _diffuse(kind, idx, x, mi, mat, tex, pln, verts, uvs, tri)
+        col = _axpy(w, _shade(x, n, d, mi, kd, mat, plights, dlights, sph, pln, verts, tri, bvh,
+                              order), col)
         r = mat[mi, REFL]
         if r == 0.0:
             break
@@ -551,7 +734,7 @@ def _trace(o, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat
 
 @njit(parallel=True, cache=True)
 def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat, verts,
-                  tri, tri_mat, mat, plights, dlights, bvh, order, out):
+                  uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, out):
     """Render into ``out`` (height, width, 3): the mean over ``side²`` samples per pixel."""
     ns = side * side
     for pix in prange(width * height):
@@ -563,8 +746,8 @@ def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, 
             sx, sy = sample_offsets(pix, k, side, seed)
             u, al, be = _primary(cam, i, j, sx, sy, width, height)
             d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
-            acc = _add(acc, _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-                                   tri_mat, mat, plights, dlights, bvh, order))
+            acc = _add(acc, _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs,
+                                   tri, tri_mat, mat, tex, plights, dlights, bvh, order))
         out[i, j, 0] = acc[0] / ns
         out[i, j, 1] = acc[1] / ns
         out[i, j, 2] = acc[2] / ns
@@ -574,21 +757,20 @@ def render_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, 
 # Adjoint
 # ---------------------------------------------------------------------------
 @njit(cache=True)
-def _light_term_adj(gbar, n, v, l, e, mat, mi, gmat):
-    """Adjoint of _light_term (eq. R4): accumulates material cotangents; returns (ē, n̄, v̄, l̄)."""
+def _light_term_adj(gbar, n, v, l, e, kd, mat, mi, gmat):
+    """Adjoint of _light_term (eq. R4): accumulates specular cotangents; returns
+    (ē, n̄, v̄, l̄, k̄_d)."""
     hh = _add(l, v)
     hn = math.sqrt(_dot(hh, hh))
     h = _scale(1.0 / hn, hh)
     nh = _dot(n, h)
     p = mat[mi, EXP]
     nl = _dot(n, l)
-    kd = _row(mat, mi, KD)
     ks = _row(mat, mi, KS)
     spec = nh ** p if nh > 0.0 else 0.0
     b = _axpy(spec, ks, _scale(nl, kd))
     ebar = _mul(gbar, b)
     bbar = _mul(gbar, e)
-    _acc(gmat, mi, KD, _scale(nl, bbar))
     _acc(gmat, mi, KS, _scale(spec, bbar))
     nlbar = _dot(bbar, kd)
     specbar = _dot(bbar, ks)
@@ -599,18 +781,19 @@ def _light_term_adj(gbar, n, v, l, e, mat, mi, gmat):
     nbar = _axpy(nlbar, l, _scale(nhbar, h))
     hhbar = _normalize_adj(hh, hn, _scale(nhbar, n))
     lbar = _axpy(nlbar, n, hhbar)
-    return ebar, nbar, hhbar, lbar
+    return ebar, nbar, hhbar, lbar, _scale(nl, bbar)
 
 
 @njit(cache=True)
-def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh, order, gmat,
-               gpl, gdl):
-    """Adjoint of _shade with output cotangent ``gbar``: returns (x̄, n̄, d̄) (eqs. R3–R5)."""
+def _shade_adj(gbar, x, n, d, mi, kd, mat, plights, dlights, sph, pln, verts, tri, bvh, order,
+               gmat, gpl, gdl):
+    """Adjoint of _shade with output cotangent ``gbar``: returns (x̄, n̄, d̄, k̄_d) (eqs. R3–R5)."""
     _acc(gmat, mi, AMB, gbar)
     v = (-d[0], -d[1], -d[2])
     xbar = (0.0, 0.0, 0.0)
     nbar = (0.0, 0.0, 0.0)
     vbar = (0.0, 0.0, 0.0)
+    kdbar = (0.0, 0.0, 0.0)
     for k in range(plights.shape[0]):
         w = _sub(_row(plights, k, 0), x)
         dist2 = _dot(w, w)
@@ -621,9 +804,10 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, b
         col = _row(plights, k, 3)
         inten = plights[k, 6]
         e = _scale(inten * _INV4PI / dist2, col)
-        ebar, nb, vb, lbar = _light_term_adj(gbar, n, v, l, e, mat, mi, gmat)
+        ebar, nb, vb, lbar, kb = _light_term_adj(gbar, n, v, l, e, kd, mat, mi, gmat)
         nbar = _add(nbar, nb)
         vbar = _add(vbar, vb)
+        kdbar = _add(kdbar, kb)
         # e = I c / (4π |w|²), l = w / |w|.
         _acc(gpl, k, 3, _scale(inten * _INV4PI / dist2, ebar))
         _acc1(gpl, k, 6, _dot(ebar, col) * _INV4PI / dist2)
@@ -640,13 +824,14 @@ def _shade_adj(gbar, x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, b
         col = _row(dlights, k, 3)
         inten = dlights[k, 6]
         e = _scale(inten, col)
-        ebar, nb, vb, lbar = _light_term_adj(gbar, n, v, l, e, mat, mi, gmat)
+        ebar, nb, vb, lbar, kb = _light_term_adj(gbar, n, v, l, e, kd, mat, mi, gmat)
         nbar = _add(nbar, nb)
         vbar = _add(vbar, vb)
+        kdbar = _add(kdbar, kb)
         _acc(gdl, k, 3, _scale(inten, ebar))
         _acc1(gdl, k, 6, _dot(ebar, col))
         _acc(gdl, k, 0, _scale(-1.0, _normalize_adj(w, wn, lbar)))
-    return xbar, nbar, (-vbar[0], -vbar[1], -vbar[2])
+    return xbar, nbar, (-vbar[0], -vbar[1], -vbar[2]), kdbar
 
 
 @njit(cache=True)
@@ -699,8 +884,9 @@ def _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, g
 
 
 @njit(cache=True)
-def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-               plights, dlights, bvh, order, rec, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
+def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat,
+               tex, plights, dlights, bvh, order, rec, gbg, gsph, gpln, gverts, guvs, gmat, gtex,
+               gpl, gdl):
     """Re-trace one ray chain into ``rec`` and walk it backwards: returns (ō, d̄) of the ray."""
     nb = 0
     missed = False
@@ -735,7 +921,7 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
                 # derivative with respect to the reflection coefficient is its colour.
                 dr = _axpy(-2.0 * _dot(d, n), n, d)
                 mc = _trace(x, dr, depth - bounce - 1, bg, sph, sph_mat, pln, pln_mat, verts,
-                            tri, tri_mat, mat, plights, dlights, bvh, order)
+                            uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order)
                 rzero = _dot(gbar, mc)
             break
         d = _axpy(-2.0 * _dot(d, n), n, d)
@@ -778,12 +964,14 @@ def _trace_adj(o, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tr
             ndb = _dot(n, dbar_next)
             dbar = _axpy(-2.0 * ndb, n, dbar_next)
             nbar = _scale(-2.0, _axpy(dn, dbar_next, _scale(ndb, d)))
-        loc = _shade(x, n, d, mi, mat, plights, dlights, sph, pln, verts, tri, bvh,
-                       order)
+        kd = _diffuse(kind, idx, x, mi, mat, tex, pln, verts, uvs, tri)
+        loc = _shade(x, n, d, mi, kd, mat, plights, dlights, sph, pln, verts, tri, bvh, order)
         rnext = _dot(gbar, loc) + refl * rnext
-        xb, nb2, db = _shade_adj(_scale(wk, gbar), x, n, d, mi, mat, plights, dlights, sph, pln,
-                                 verts, tri, bvh, order, gmat, gpl, gdl)
+        xb, nb2, db, kdbar = _shade_adj(_scale(wk, gbar), x, n, d, mi, kd, mat, plights, dlights,
+                                        sph, pln, verts, tri, bvh, order, gmat, gpl, gdl)
         xbar = _add(xbar, xb)
+        xbar = _add(xbar, _diffuse_adj(kdbar, kind, idx, x, mi, mat, tex, pln, verts, uvs, tri,
+                                       gmat, gtex, gpln, gverts, guvs))
         nbar = _add(nbar, nb2)
         dbar = _add(dbar, db)
         ob, db2 = _hit_adj(kind, idx, s, o, d, t, x, xbar, nbar, sph, pln, verts, tri, gsph, gpln,
@@ -802,8 +990,8 @@ def _acc2(g, v):
 
 @njit(parallel=True, cache=True)
 def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                          verts, tri, tri_mat, mat, plights, dlights, bvh, order, gimg, nchunks,
-                          gcam, gbg, gsph, gpln, gverts, gmat, gpl, gdl):
+                          verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, gimg,
+                          nchunks, gcam, gbg, gsph, gpln, gverts, guvs, gmat, gtex, gpl, gdl):
     """Accumulate ⟨ḡ, ∂image/∂θ⟩ for every scene table θ (interior terms; no visibility edges).
 
     ``gimg`` (height, width, 3) is the image cotangent. Each of the ``nchunks`` parallel chunks of
@@ -829,9 +1017,9 @@ def render_adjoint_kernel(width, height, side, depth, seed, cam, bg, sph, sph_ma
                 un = math.sqrt(_dot(u, u))
                 d = _scale(1.0 / un, u)
                 obar, dbar = _trace_adj(eye, d, gbar, depth, bg, sph, sph_mat, pln, pln_mat,
-                                        verts, tri, tri_mat, mat, plights, dlights, bvh, order, rec,
-                                        gbg[c],
-                                        gsph[c], gpln[c], gverts[c], gmat[c], gpl[c], gdl[c])
+                                        verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh,
+                                        order, rec, gbg[c], gsph[c], gpln[c], gverts[c], guvs[c],
+                                        gmat[c], gtex[c], gpl[c], gdl[c])
                 ubar = _normalize_adj(u, un, dbar)
                 _acc(gcam[c], 0, 0, obar)
                 _acc(gcam[c], 1, 0, ubar)
@@ -845,8 +1033,8 @@ def default_chunks() -> int:
 
 
 @njit(parallel=True, cache=True)
-def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat,
-                         mat, plights, dlights, bvh, order, width, height, out):
+def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri,
+                         tri_mat, mat, tex, plights, dlights, bvh, order, width, height, out):
     """Trace one primary ray through each screen point (x, y) in pixel units into ``out`` (N, 3).
 
     Pixel (i, j) covers x ∈ [j, j + 1), y ∈ [i, i + 1); used by the edge term to evaluate the
@@ -856,8 +1044,8 @@ def render_points_kernel(points, depth, cam, bg, sph, sph_mat, pln, pln_mat, ver
     for k in prange(points.shape[0]):
         u, al, be = _primary(cam, 0, 0, points[k, 0], points[k, 1], width, height)
         d = _scale(1.0 / math.sqrt(_dot(u, u)), u)
-        c = _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-                   plights, dlights, bvh, order)
+        c = _trace(eye, d, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat,
+                   tex, plights, dlights, bvh, order)
         out[k, 0] = c[0]
         out[k, 1] = c[1]
         out[k, 2] = c[2]
@@ -890,7 +1078,7 @@ def _normalize_jvp(u, nrm, du):
 
 
 @njit(cache=True)
-def _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi):
+def _light_term_jvp(n, dn, v, dv, l, dl, e, de, kd, dkd, mat, dmat, mi):
     """_light_term and its tangent (eq. R4, forward)."""
     hh = _add(l, v)
     hn = math.sqrt(_dot(hh, hh))
@@ -906,17 +1094,16 @@ def _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi):
         dspec = p * nh ** (p - 1.0) * dnh + spec * math.log(nh) * dmat[mi, EXP]
     nl = _dot(n, l)
     dnl = _dot(dn, l) + _dot(n, dl)
-    kd = _row(mat, mi, KD)
     ks = _row(mat, mi, KS)
     b = _axpy(spec, ks, _scale(nl, kd))
     db = _add(_axpy(dspec, ks, _scale(spec, _row(dmat, mi, KS))),
-              _axpy(dnl, kd, _scale(nl, _row(dmat, mi, KD))))
+              _axpy(dnl, kd, _scale(nl, dkd)))
     return _mul(e, b), _add(_mul(de, b), _mul(e, db))
 
 
 @njit(cache=True)
-def _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl, sph, pln, verts,
-               tri, bvh, order):
+def _shade_jvp(x, dx, n, dn, d, dd, mi, kd, dkd, mat, dmat, plights, dpl, dlights, ddl, sph, pln,
+               verts, tri, bvh, order):
     """_shade and its tangent (eqs. R3–R5, forward); visibility is held fixed."""
     c = _row(mat, mi, AMB)
     dc = _row(dmat, mi, AMB)
@@ -936,7 +1123,7 @@ def _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl, s
         e = _scale(inten * _INV4PI / dist2, col)
         de = _axpy(-2.0 * _dot(w, dw) / dist2, e,
                    _scale(_INV4PI / dist2, _axpy(dpl[k, 6], col, _scale(inten, _row(dpl, k, 3)))))
-        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi)
+        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, kd, dkd, mat, dmat, mi)
         c = _add(c, t)
         dc = _add(dc, dt)
     for k in range(dlights.shape[0]):
@@ -950,7 +1137,7 @@ def _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl, s
         inten = dlights[k, 6]
         e = _scale(inten, col)
         de = _axpy(ddl[k, 6], col, _scale(inten, _row(ddl, k, 3)))
-        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, mat, dmat, mi)
+        t, dt = _light_term_jvp(n, dn, v, dv, l, dl, e, de, kd, dkd, mat, dmat, mi)
         c = _add(c, t)
         dc = _add(dc, dt)
     return c, dc
@@ -991,8 +1178,9 @@ def _hit_jvp(kind, idx, s, o, do, d, dd, t, x, sph, dsph, pln, dpln, verts, dver
 
 
 @njit(cache=True)
-def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mat,
-               plights, dlights, bvh, order, dbg, dsph, dpln, dverts, dmat, dpl, ddl):
+def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat,
+               tex, plights, dlights, bvh, order, dbg, dsph, dpln, dverts, duvs, dmat, dtex, dpl,
+               ddl):
     """_trace and its tangent (eq. R9, forward): (colour, colour tangent)."""
     col = (0.0, 0.0, 0.0)
     dcol = (0.0, 0.0, 0.0)
@@ -1011,8 +1199,10 @@ def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, 
         dx, dn = _hit_jvp(kind, idx, s, o, do, d, dd, t, x, sph, dsph, pln, dpln, verts, dverts,
                           tri)
         mi = _material_index(kind, idx, sph_mat, pln_mat, tri_mat)
-        loc, dloc = _shade_jvp(x, dx, n, dn, d, dd, mi, mat, dmat, plights, dpl, dlights, ddl,
-                               sph, pln, verts, tri, bvh, order)
+        kd, dkd = _diffuse_jvp(kind, idx, x, dx, mi, mat, dmat, tex, dtex, pln, dpln, verts,
+                               dverts, uvs, duvs, tri)
+        loc, dloc = _shade_jvp(x, dx, n, dn, d, dd, mi, kd, dkd, mat, dmat, plights, dpl, dlights,
+                               ddl, sph, pln, verts, tri, bvh, order)
         col = _axpy(w, loc, col)
         dcol = _add(dcol, _axpy(dw, loc, _scale(w, dloc)))
         r = mat[mi, REFL]
@@ -1020,8 +1210,8 @@ def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, 
             if bounce < depth and dmat[mi, REFL] != 0.0:
                 # Reflection 0: the mirror ray's colour still enters through ṙefl (eq. R9).
                 mc = _trace(x, _axpy(-2.0 * _dot(d, n), n, d), depth - bounce - 1, bg, sph,
-                            sph_mat, pln, pln_mat, verts, tri, tri_mat, mat, plights, dlights,
-                            bvh, order)
+                            sph_mat, pln, pln_mat, verts, uvs, tri, tri_mat, mat, tex, plights,
+                            dlights, bvh, order)
                 dcol = _axpy(w * dmat[mi, REFL], mc, dcol)
             break
         dw = dw * r + w * dmat[mi, REFL]
@@ -1037,8 +1227,8 @@ def _trace_jvp(o, do, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri, 
 
 @njit(parallel=True, cache=True)
 def render_tangent_kernel(width, height, side, depth, seed, cam, bg, sph, sph_mat, pln, pln_mat,
-                          verts, tri, tri_mat, mat, plights, dlights, bvh, order, dcam, dbg, dsph,
-                          dpln, dverts, dmat, dpl, ddl, out, dout):
+                          verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, dcam,
+                          dbg, dsph, dpln, dverts, duvs, dmat, dtex, dpl, ddl, out, dout):
     """Render into ``out`` and its directional derivative along the table tangents into ``dout``.
 
     The tangents ``d*`` are shaped like their tables (``dcam`` that of the (4, 3) camera table).
@@ -1059,9 +1249,9 @@ def render_tangent_kernel(width, height, side, depth, seed, cam, bg, sph, sph_ma
             un = math.sqrt(_dot(u, u))
             d = _scale(1.0 / un, u)
             dd = _normalize_jvp(u, un, du)
-            c, dc = _trace_jvp(eye, deye, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts, tri,
-                               tri_mat, mat, plights, dlights, bvh, order, dbg, dsph, dpln, dverts,
-                               dmat, dpl, ddl)
+            c, dc = _trace_jvp(eye, deye, d, dd, depth, bg, sph, sph_mat, pln, pln_mat, verts,
+                               uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order, dbg,
+                               dsph, dpln, dverts, duvs, dmat, dtex, dpl, ddl)
             acc = _add(acc, c)
             dacc = _add(dacc, dc)
         for c in range(3):

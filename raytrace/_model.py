@@ -38,19 +38,23 @@ __all__ = [
     "PointLight",
     "Scene",
     "Sphere",
+    "Texture",
     "Triangle",
 ]
 
 
-def _as_float(obj, name: str, value, shape: tuple[int, ...]):
-    """Plain numbers/lists become float64 arrays; traced values are only shape-checked."""
+def _as_float(obj, name: str, value, shape: tuple[int, ...], like=None):
+    """Plain numbers/lists become float64 arrays (or ``like``'s float dtype, for fields whose
+    defaults must not promote a float32 shape); traced values are only shape-checked."""
     if isinstance(value, np.floating):
         value = np.asarray(value)
         object.__setattr__(obj, name, value)
     elif isinstance(value, (int, float, list, tuple, np.number)) or (
         isinstance(value, np.ndarray) and value.dtype.kind not in "f"
     ):
-        value = np.asarray(value, dtype=np.float64)
+        float_like = isinstance(like, np.ndarray) and like.dtype.kind == "f"
+        dtype = like.dtype if float_like else np.float64
+        value = np.asarray(value, dtype=dtype)
         object.__setattr__(obj, name, value)
     got = tuple(getattr(value, "shape", ()))
     want = tuple(shape)
@@ -58,6 +62,34 @@ def _as_float(obj, name: str, value, shape: tuple[int, ...]):
         raise ValueError(
             f"{type(obj).__name__}.{name}: expected shape {want}, got {got}"
         )
+
+
+@dataclass(frozen=True)
+class Texture:
+    """An RGB image looked up at a hit's texture coordinates (u, v), bilinearly filtered.
+
+    Texel (r, c) of an (h, w, 3) ``image`` has its centre at u = (c + 0.5)/w, v = (r + 0.5)/h;
+    coordinates wrap (repeat) outside [0, 1). A textured material's diffuse colour at a hit is
+    ``diffuse ⊙ image(u, v)``; the texels are differentiable (``raytrace/DERIVATIONS.md``,
+    R14–R15). Planes take (u, v) from their ``u_axis``/``v_axis``, triangles and meshes from
+    their vertex ``uv``; spheres cannot be textured.
+
+    Example:
+        >>> Texture(np.ones((2, 4, 3))).image.shape
+        (2, 4, 3)
+    """
+
+    image: object
+
+    def __post_init__(self):
+        img = self.image
+        if isinstance(img, (list, tuple)) or (isinstance(img, np.ndarray)
+                                              and img.dtype.kind != "f"):
+            img = np.asarray(img, dtype=np.float64)
+            object.__setattr__(self, "image", img)
+        shape = tuple(getattr(img, "shape", ()))
+        if len(shape) != 3 or shape[2] != 3 or shape[0] < 1 or shape[1] < 1:
+            raise ValueError(f"Texture.image: expected shape (h, w, 3) with h, w >= 1, got {shape}")
 
 
 @dataclass(frozen=True)
@@ -70,6 +102,7 @@ class Material:
         exponent: Blinn–Phong exponent (> 0).
         reflection: mirror reflection coefficient; the mirror ray's colour is added times this.
         ambient: RGB colour added at every hit, whatever the lights.
+        texture: an optional :class:`Texture` multiplying the diffuse colour.
 
     Example:
         >>> Material(diffuse=(0.0, 1.0, 0.0), reflection=0.5).reflection
@@ -84,11 +117,16 @@ class Material:
     exponent: object = 50.0
     reflection: object = 0.0
     ambient: object = (0.0, 0.0, 0.0)
+    texture: Texture | None = None
 
     def __post_init__(self):
         for name, shape in (("diffuse", (3,)), ("specular", (3,)), ("exponent", ()),
                             ("reflection", ()), ("ambient", (3,))):
             _as_float(self, name, getattr(self, name), shape)
+        if self.texture is not None and not isinstance(self.texture, Texture):
+            raise TypeError(
+                f"Material.texture: expected a Texture or None, got {type(self.texture).__name__}"
+            )
 
 
 def _material(obj):
@@ -123,6 +161,9 @@ class Sphere:
 class Plane:
     """An infinite plane through ``point`` with normal ``normal`` (any length; two-sided).
 
+    A textured plane's coordinates at x are u = (x − point)·u_axis, v = (x − point)·v_axis
+    (so the texture repeats every 1/|u_axis| along u_axis).
+
     Example:
         >>> Plane(point=(0.0, -1.0, 0.0), normal=(0.0, 1.0, 0.0)).normal
         array([0., 1., 0.])
@@ -131,16 +172,20 @@ class Plane:
     point: object
     normal: object
     material: Material | None = None
+    u_axis: object = (1.0, 0.0, 0.0)
+    v_axis: object = (0.0, 0.0, 1.0)
 
     def __post_init__(self):
-        _as_float(self, "point", self.point, (3,))
-        _as_float(self, "normal", self.normal, (3,))
+        for name in ("point", "normal", "u_axis", "v_axis"):
+            _as_float(self, name, getattr(self, name), (3,), like=self.point)
         _material(self)
 
 
 @dataclass(frozen=True)
 class Triangle:
     """A triangle with vertices ``v0, v1, v2`` (two-sided, flat-shaded).
+
+    ``uv`` (3, 2) holds the vertices' texture coordinates, interpolated barycentrically.
 
     Example:
         >>> Triangle((-1.7, 1.0, 0.0), (1.0, 1.0, 0.0), (-0.5, -1.0, 0.0)).v2
@@ -151,16 +196,20 @@ class Triangle:
     v1: object
     v2: object
     material: Material | None = None
+    uv: object = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0))
 
     def __post_init__(self):
         for name in ("v0", "v1", "v2"):
             _as_float(self, name, getattr(self, name), (3,))
+        _as_float(self, "uv", self.uv, (3, 2), like=self.v0)
         _material(self)
 
 
 @dataclass(frozen=True)
 class Mesh:
     """A triangle mesh: ``vertices`` (V, 3) floats, ``faces`` (F, 3) integer vertex indices.
+
+    ``uv`` (V, 2) holds per-vertex texture coordinates (needed only with a textured material).
 
     The vertices are differentiable. The faces are a static field (a read-only int64 array,
     compared by value), so ``ds.grad`` with respect to a whole Scene holding a mesh works: diffsci
@@ -176,6 +225,7 @@ class Mesh:
     vertices: object
     faces: object = field(metadata={"static": True})
     material: Material | None = None
+    uv: object = None
 
     def __post_init__(self):
         v = self.vertices
@@ -196,6 +246,8 @@ class Mesh:
         f = np.array(f, dtype=np.int64, order="C")
         f.flags.writeable = False
         object.__setattr__(self, "faces", f)
+        if self.uv is not None:
+            _as_float(self, "uv", self.uv, (shape[0], 2))
         _material(self)
 
 

@@ -28,7 +28,10 @@ from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Tr
 from ._pack import Packed, _build, camera_table, pack, unpack_cotangent
 from ._shadow_edges import shadow_boundary
 
-__all__ = ["render_primitive", "validate_scene"]
+__all__ = ["GRAD_TABLES", "render_primitive", "validate_scene"]
+
+#: The differentiable tables, in the order of the adjoint and tangent kernels' arguments.
+GRAD_TABLES = ("cam", "bg", "sph", "pln", "verts", "uvs", "mat", "tex", "plights", "dlights")
 
 #: Triangles with area below this (relative to their longest edge squared) are degenerate.
 DEGENERATE_TRIANGLE_RTOL = 1e-12
@@ -49,6 +52,8 @@ def _check_material(where: str, m) -> None:
         raise ValueError(f"{where}.material.exponent: expected > 0, got {float(m.exponent)}")
     if float(m.reflection) < 0.0:
         raise ValueError(f"{where}.material.reflection: expected >= 0, got {float(m.reflection)}")
+    if m.texture is not None:
+        _check_finite(f"{where}.material.texture.image", m.texture.image)
 
 
 def _check_triangle(where: str, v0, v1, v2) -> None:
@@ -97,6 +102,11 @@ def validate_scene(scene) -> None:
         where = f"scene.shapes[{k}] ({type(s).__name__})"
         _check_material(where, s.material)
         if isinstance(s, Sphere):
+            if s.material.texture is not None:
+                raise ValueError(
+                    f"{where}.material.texture: spheres cannot be textured (no UV "
+                    f"parametrisation); texture planes, triangles or meshes"
+                )
             _check_finite(f"{where}.center", s.center)
             _check_finite(f"{where}.radius", s.radius)
             if float(s.radius) <= 0.0:
@@ -104,15 +114,24 @@ def validate_scene(scene) -> None:
         elif isinstance(s, Plane):
             _check_finite(f"{where}.point", s.point)
             _check_finite(f"{where}.normal", s.normal)
+            _check_finite(f"{where}.u_axis", s.u_axis)
+            _check_finite(f"{where}.v_axis", s.v_axis)
             if not np.any(np.asarray(s.normal) != 0.0):
                 raise ValueError(f"{where}.normal: expected a non-zero vector, got {s.normal}")
         elif isinstance(s, Triangle):
-            for name in ("v0", "v1", "v2"):
+            for name in ("v0", "v1", "v2", "uv"):
                 _check_finite(f"{where}.{name}", getattr(s, name))
             _check_triangle(where, *(np.asarray(getattr(s, n), np.float64)
                                      for n in ("v0", "v1", "v2")))
         elif isinstance(s, Mesh):
             _check_finite(f"{where}.vertices", s.vertices)
+            if s.uv is not None:
+                _check_finite(f"{where}.uv", s.uv)
+            elif s.material.texture is not None:
+                raise ValueError(
+                    f"{where}.uv: a textured mesh needs per-vertex texture coordinates "
+                    f"(Mesh(vertices, faces, material, uv=...)), got None"
+                )
             f = np.asarray(s.faces, dtype=np.int64).reshape(-1, 3)
             nv = len(s.vertices)
             if f.size and (f.min() < 0 or f.max() >= nv):
@@ -165,12 +184,10 @@ def _forward(scene, depth, side, seed, device):
 def adjoint_tables(p: Packed, width, height, side, depth, seed, gimg, nchunks=None):
     """Run the adjoint kernel: cotangents of every table of ``p`` (dict keyed like Packed)."""
     nchunks = K.default_chunks() if nchunks is None else nchunks
-    z = {name: np.zeros((nchunks,) + getattr(p, name).shape)
-         for name in ("cam", "bg", "sph", "pln", "verts", "mat", "plights", "dlights")}
+    z = {name: np.zeros((nchunks,) + getattr(p, name).shape) for name in GRAD_TABLES}
     K.render_adjoint_kernel(width, height, side, depth, float(seed), *p.tables(),
-                            np.ascontiguousarray(gimg, dtype=np.float64), nchunks, z["cam"],
-                            z["bg"], z["sph"], z["pln"], z["verts"], z["mat"], z["plights"],
-                            z["dlights"])
+                            np.ascontiguousarray(gimg, dtype=np.float64), nchunks,
+                            *(z[name] for name in GRAD_TABLES))
     return {name: a.sum(axis=0) for name, a in z.items()}
 
 
@@ -226,6 +243,8 @@ def _boundaries(p, cam, depth, seed, edge_density):
 
 def _fill_tangent(primal, tangent):
     """A tangent pytree shaped like ``primal`` with zeros where diffsci passed None."""
+    if primal is None:
+        return None
     if isinstance(primal, tuple):
         return tuple(_fill_tangent(a, None if tangent is None else b)
                      for a, b in zip(primal, tangent or (None,) * len(primal)))
@@ -252,8 +271,8 @@ def tangent_tables(scene: Scene, tscene) -> dict:
     _, dcam = ds.jvp(lambda e, la, up, fov: camera_table(e, la, up, fov, cam.width, cam.height),
                      tuple(np.asarray(getattr(cam, n), np.float64) for n in fields),
                      tuple(np.asarray(getattr(tcam, n), np.float64) for n in fields))
-    names = ("bg", "sph", "pln", "verts", "mat", "plights", "dlights")
-    return {"cam": np.ascontiguousarray(dcam), **{n: getattr(tp, n) for n in names}}
+    return {"cam": np.ascontiguousarray(dcam),
+            **{n: getattr(tp, n) for n in GRAD_TABLES if n != "cam"}}
 
 
 def _render_jvp(primals, tangents):
@@ -267,8 +286,7 @@ def _render_jvp(primals, tangents):
     out = np.empty((cam.height, cam.width, 3))
     dout = np.empty_like(out)
     K.render_tangent_kernel(cam.width, cam.height, side, depth, float(seed), *p.tables(),
-                            dt["cam"], dt["bg"], dt["sph"], dt["pln"], dt["verts"], dt["mat"],
-                            dt["plights"], dt["dlights"], out, dout)
+                            *(dt[name] for name in GRAD_TABLES), out, dout)
     for b in _boundaries(p, cam, depth, seed, edge_density):
         dout += boundary_tangent(b, p, dt, cam.width, cam.height)
     dtype = _out_dtype(scene)

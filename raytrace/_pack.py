@@ -25,6 +25,7 @@ from ._model import (
     PointLight,
     Scene,
     Sphere,
+    Texture,
     Triangle,
 )
 
@@ -57,9 +58,11 @@ class Packed:
     pln: np.ndarray
     pln_mat: np.ndarray
     verts: np.ndarray
+    uvs: np.ndarray
     tri: np.ndarray
     tri_mat: np.ndarray
     mat: np.ndarray
+    tex: np.ndarray
     plights: np.ndarray
     dlights: np.ndarray
     bvh: np.ndarray
@@ -68,17 +71,26 @@ class Packed:
     def tables(self):
         """The tables in the kernels' argument order."""
         return (self.cam, self.bg, self.sph, self.sph_mat, self.pln, self.pln_mat, self.verts,
-                self.tri, self.tri_mat, self.mat, self.plights, self.dlights, self.bvh,
-                self.order)
+                self.uvs, self.tri, self.tri_mat, self.mat, self.tex, self.plights, self.dlights,
+                self.bvh, self.order)
 
 
 def _f(x):
     return np.asarray(x, dtype=np.float64)
 
 
-def _material_row(m: Material) -> np.ndarray:
+def _material_row(m: Material, tex_offset: int) -> np.ndarray:
+    if m.texture is None:
+        info = [-1.0, 0.0, 0.0]
+    else:
+        h, w = np.shape(m.texture.image)[:2]
+        info = [float(tex_offset), float(w), float(h)]
     return np.concatenate([_f(m.diffuse), _f(m.specular), [_f(m.exponent)], [_f(m.reflection)],
-                           _f(m.ambient)])
+                           _f(m.ambient), info])
+
+
+def _texels(m: Material) -> int:
+    return 0 if m.texture is None else int(np.prod(np.shape(m.texture.image)[:2]))
 
 
 def pack(scene: Scene, bvh: bool = True) -> Packed:
@@ -89,24 +101,32 @@ def pack(scene: Scene, bvh: bool = True) -> Packed:
     """
     cam = scene.camera
     sph, sph_mat, pln, pln_mat, verts, tri, tri_mat, mats = [], [], [], [], [], [], [], []
-    nverts = 0
+    uvs, tex = [], []
+    nverts = ntex = 0
     for shape in scene.shapes:
         mi = len(mats)
-        mats.append(_material_row(shape.material))
+        m = shape.material
+        mats.append(_material_row(m, ntex))
+        if m.texture is not None:
+            tex.append(_f(m.texture.image).reshape(-1, 3))
+            ntex += _texels(m)
         if isinstance(shape, Sphere):
             sph.append(np.concatenate([_f(shape.center), [_f(shape.radius)]]))
             sph_mat.append(mi)
         elif isinstance(shape, Plane):
-            pln.append(np.concatenate([_f(shape.point), _f(shape.normal)]))
+            pln.append(np.concatenate([_f(shape.point), _f(shape.normal), _f(shape.u_axis),
+                                       _f(shape.v_axis)]))
             pln_mat.append(mi)
         elif isinstance(shape, Triangle):
             verts.append(np.stack([_f(shape.v0), _f(shape.v1), _f(shape.v2)]))
+            uvs.append(_f(shape.uv))
             tri.append(np.arange(nverts, nverts + 3)[None, :])
             tri_mat.append(np.array([mi]))
             nverts += 3
         else:  # Mesh
             v = _f(shape.vertices)
             verts.append(v)
+            uvs.append(np.zeros((len(v), 2)) if shape.uv is None else _f(shape.uv))
             tri.append(np.asarray(shape.faces, dtype=np.int64).reshape(-1, 3) + nverts)
             tri_mat.append(np.full(len(shape.faces), mi, dtype=np.int64))
             nverts += len(v)
@@ -119,6 +139,8 @@ def pack(scene: Scene, bvh: bool = True) -> Packed:
         return np.ascontiguousarray(np.array(rows, dtype=np.float64).reshape(len(rows), cols))
 
     verts = np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3)))
+    uvs = np.ascontiguousarray(np.concatenate(uvs) if uvs else np.zeros((0, 2)))
+    tex = np.ascontiguousarray(np.concatenate(tex) if tex else np.zeros((0, 3)))
     tri = np.ascontiguousarray(np.concatenate(tri) if tri else np.zeros((0, 3), np.int64))
     nodes, order = build_bvh(verts, tri if bvh else tri[:0])
     return Packed(
@@ -127,12 +149,14 @@ def pack(scene: Scene, bvh: bool = True) -> Packed:
         bg=_f(scene.background).copy(),
         sph=table(sph, 4),
         sph_mat=np.array(sph_mat, dtype=np.int64),
-        pln=table(pln, 6),
+        pln=table(pln, 12),
         pln_mat=np.array(pln_mat, dtype=np.int64),
         verts=verts,
+        uvs=uvs,
         tri=tri,
         tri_mat=np.concatenate(tri_mat) if tri_mat else np.zeros(0, np.int64),
         mat=table(mats, MAT_COLS),
+        tex=tex,
         plights=table(pl, 7),
         dlights=table(dl, 7),
         bvh=nodes,
@@ -154,11 +178,15 @@ def _like(g, ref):
     return np.asarray(g, dtype=dtype).reshape(np.shape(ref))
 
 
-def _material_ct(row, m: Material) -> Material:
+def _material_ct(row, m: Material, gtex) -> Material:
+    """Material cotangent; ``gtex`` holds the texel cotangents of its texture (if any)."""
+    texture = None
+    if m.texture is not None:
+        texture = _build(Texture, image=_like(gtex, m.texture.image))
     return _build(Material, diffuse=_like(row[0:3], m.diffuse),
                   specular=_like(row[3:6], m.specular),
                   exponent=_like(row[6], m.exponent), reflection=_like(row[7], m.reflection),
-                  ambient=_like(row[8:11], m.ambient))
+                  ambient=_like(row[8:11], m.ambient), texture=texture)
 
 
 def unpack_cotangent(scene: Scene, g: dict) -> Scene:
@@ -173,9 +201,11 @@ def unpack_cotangent(scene: Scene, g: dict) -> Scene:
                     up=_like(gu, cam.up), fov=_like(gf, cam.fov), width=cam.width,
                     height=cam.height)
     shapes = []
-    isph = ipln = nverts = 0
+    isph = ipln = nverts = ntex = 0
     for mi, shape in enumerate(scene.shapes):
-        mct = _material_ct(g["mat"][mi], shape.material)
+        nt = _texels(shape.material)
+        mct = _material_ct(g["mat"][mi], shape.material, g["tex"][ntex:ntex + nt])
+        ntex += nt
         if isinstance(shape, Sphere):
             row = g["sph"][isph]
             isph += 1
@@ -185,18 +215,23 @@ def unpack_cotangent(scene: Scene, g: dict) -> Scene:
             row = g["pln"][ipln]
             ipln += 1
             shapes.append(_build(Plane, point=_like(row[:3], shape.point),
-                                 normal=_like(row[3:], shape.normal), material=mct))
+                                 normal=_like(row[3:6], shape.normal), material=mct,
+                                 u_axis=_like(row[6:9], shape.u_axis),
+                                 v_axis=_like(row[9:12], shape.v_axis)))
         elif isinstance(shape, Triangle):
             v = g["verts"][nverts:nverts + 3]
+            uv = g["uvs"][nverts:nverts + 3]
             nverts += 3
             shapes.append(_build(Triangle, v0=_like(v[0], shape.v0), v1=_like(v[1], shape.v1),
-                                 v2=_like(v[2], shape.v2), material=mct))
+                                 v2=_like(v[2], shape.v2), material=mct,
+                                 uv=_like(uv, shape.uv)))
         else:
             nv = len(shape.vertices)
             v = g["verts"][nverts:nverts + nv]
+            uv = None if shape.uv is None else _like(g["uvs"][nverts:nverts + nv], shape.uv)
             nverts += nv
             shapes.append(_build(Mesh, vertices=_like(v, shape.vertices), faces=shape.faces,
-                                 material=mct))
+                                 material=mct, uv=uv))
     lights = []
     ipl = idl = 0
     for li in scene.lights:

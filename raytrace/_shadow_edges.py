@@ -89,7 +89,7 @@ def _receive(verts, tri, sph, pln, pts, d, rec):
         t = (-b - np.sqrt(b * b - a * cc)) / a
     else:
         if rec["type"] == _PLANE:
-            p0, m = pln[rec["idx"], :3], pln[rec["idx"], 3:]
+            p0, m = pln[rec["idx"], :3], pln[rec["idx"], 3:6]
         else:
             f = tri[rec["idx"]]
             p0 = verts[f[:, 0]]

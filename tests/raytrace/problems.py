@@ -80,3 +80,45 @@ def uv_sphere(n, centre=(0.0, 0.0, 0.0), radius=1.0):
         np.column_stack([np.full(m, rows * m + 1), nxt[-1], idx[-1]]),
     ])
     return v, faces
+
+
+def textured_params():
+    """Every differentiable parameter of :func:`textured_scene` (textures are tiny images)."""
+    rng = np.random.default_rng(7)
+    f = np.array
+    return {
+        "eye": f([0.2, 2.0, -5.0]), "look_at": f([0.0, -0.3, 0.5]),
+        "floor_tex": rng.uniform(0.2, 1.0, (3, 4, 3)), "floor_kd": f([0.9, 0.8, 0.7]),
+        "floor_p": f([0.0, -1.0, 0.0]), "floor_n": f([0.0, 1.0, 0.03]),
+        "u_axis": f([0.45, 0.0, 0.1]), "v_axis": f([0.05, 0.02, 0.4]), "floor_refl": f(0.2),
+        "tri": f([[-2.2, -0.8, 1.5], [0.2, -0.7, 1.2], [-1.0, 1.4, 1.8]]),
+        "tri_uv": f([[0.1, 0.1], [0.9, 0.2], [0.4, 0.8]]),
+        "tri_tex": rng.uniform(0.1, 1.0, (2, 3, 3)),
+        "mesh": f([[0.4, -0.6, 0.4], [1.9, -0.5, 0.6], [1.8, 1.0, 0.9], [0.5, 0.9, 0.7]]),
+        "mesh_uv": f([[0.0, 0.0], [1.3, 0.1], [1.2, 1.1], [-0.1, 0.9]]),
+        "mesh_tex": rng.uniform(0.1, 1.0, (4, 4, 3)),
+        "lp": f([1.5, 4.0, -3.0]), "ld": f([-0.3, -1.0, 0.4]),
+    }
+
+
+def textured_scene(p, size=10):
+    """A textured floor plane (reflective), triangle and 2-face mesh under two lights."""
+    mat = rt.Material
+    return rt.Scene(
+        rt.Camera(eye=p["eye"], look_at=p["look_at"], fov=50.0, width=size, height=size),
+        (
+            rt.Plane(p["floor_p"], p["floor_n"],
+                     mat(diffuse=p["floor_kd"], reflection=p["floor_refl"],
+                         texture=rt.Texture(p["floor_tex"])),
+                     u_axis=p["u_axis"], v_axis=p["v_axis"]),
+            rt.Triangle(p["tri"][0], p["tri"][1], p["tri"][2],
+                        mat(diffuse=(1.0, 1.0, 1.0), specular=(0.3, 0.3, 0.3), exponent=8.0,
+                            texture=rt.Texture(p["tri_tex"])), uv=p["tri_uv"]),
+            rt.Mesh(p["mesh"], np.array([[0, 1, 2], [0, 2, 3]]),
+                    mat(diffuse=(0.9, 0.9, 0.9), texture=rt.Texture(p["mesh_tex"])),
+                    uv=p["mesh_uv"]),
+            rt.Sphere((-0.3, -0.4, -0.6), 0.5, mat(diffuse=(0.8, 0.3, 0.3), reflection=0.3)),
+        ),
+        (rt.PointLight(p["lp"], 250.0), rt.DirectionalLight(p["ld"], 0.4)),
+        background=(0.1, 0.1, 0.15),
+    )

@@ -8,6 +8,7 @@ system, recursion instead of a loop, the camera basis from a look-at matrix.
 from __future__ import annotations
 
 import numpy as np
+from scipy.ndimage import map_coordinates
 
 from raytrace import DirectionalLight, Mesh, Plane, PointLight, Sphere, Triangle
 from raytrace._kernels import sample_offsets
@@ -22,15 +23,26 @@ def _unit(v):
 def _triangles(scene):
     for s in scene.shapes:
         if isinstance(s, Triangle):
-            yield np.array([s.v0, s.v1, s.v2], float), s
+            yield np.array([s.v0, s.v1, s.v2], float), s, np.asarray(s.uv, float)
         elif isinstance(s, Mesh):
             v = np.asarray(s.vertices, float)
+            uv = None if s.uv is None else np.asarray(s.uv, float)
             for f in np.asarray(s.faces):
-                yield v[f], s
+                yield v[f], s, None if uv is None else uv[f]
+
+
+def _texture(image, uv):
+    """Bilinear, wrapped lookup by scipy's map_coordinates (texel centres at (c + 0.5)/w)."""
+    img = np.asarray(image, float)
+    h, w = img.shape[:2]
+    at = [[uv[1] * h - 0.5], [uv[0] * w - 0.5]]
+    return np.array([map_coordinates(img[..., c], at, order=1, mode="grid-wrap")[0]
+                     for c in range(3)])
 
 
 def _hit(scene, o, d, tmax=np.inf):
-    best = (tmax, None, None)
+    """(t, shape, unit normal, texture coordinates or None) of the closest hit."""
+    best = (tmax, None, None, None)
     for s in scene.shapes:
         if isinstance(s, Sphere):
             c, r = np.asarray(s.center, float), float(s.radius)
@@ -41,7 +53,7 @@ def _hit(scene, o, d, tmax=np.inf):
             for t in sorted([(-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)]):
                 if EPS < t < best[0]:
                     x = o + t * d
-                    best = (t, s, (x - c) / r)
+                    best = (t, s, (x - c) / r, None)
                     break
         elif isinstance(s, Plane):
             n = np.asarray(s.normal, float)
@@ -49,19 +61,23 @@ def _hit(scene, o, d, tmax=np.inf):
             if den != 0:
                 t = (np.asarray(s.point, float) - o) @ n / den
                 if EPS < t < best[0]:
-                    best = (t, s, _unit(n))
-    for v, s in _triangles(scene):
+                    q = o + t * d - np.asarray(s.point, float)
+                    uv = np.array([q @ np.asarray(s.u_axis, float),
+                                   q @ np.asarray(s.v_axis, float)])
+                    best = (t, s, _unit(n), uv)
+    for v, s, uv3 in _triangles(scene):
         m = np.column_stack([-d, v[1] - v[0], v[2] - v[0]])
         if abs(np.linalg.det(m)) < 1e-300:
             continue
         t, b1, b2 = np.linalg.solve(m, o - v[0])
         if b1 >= 0 and b2 >= 0 and b1 + b2 <= 1 and EPS < t < best[0]:
-            best = (t, s, _unit(np.cross(v[1] - v[0], v[2] - v[0])))
+            uv = None if uv3 is None else (1 - b1 - b2) * uv3[0] + b1 * uv3[1] + b2 * uv3[2]
+            best = (t, s, _unit(np.cross(v[1] - v[0], v[2] - v[0])), uv)
     return best
 
 
 def _radiance(scene, o, d, depth):
-    t, s, n = _hit(scene, o, d)
+    t, s, n, uv = _hit(scene, o, d)
     if s is None:
         return np.asarray(scene.background, float)
     x = o + t * d
@@ -69,6 +85,8 @@ def _radiance(scene, o, d, depth):
         n = -n
     m = s.material
     kd, ks = np.asarray(m.diffuse, float), np.asarray(m.specular, float)
+    if m.texture is not None:
+        kd = kd * _texture(m.texture.image, uv)
     col = np.asarray(m.ambient, float).copy()
     for light in scene.lights:
         if isinstance(light, PointLight):
