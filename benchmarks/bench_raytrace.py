@@ -73,32 +73,11 @@ def make_scene(size: int, mesh_triangles: int) -> rt.Scene:
     return rt.Scene(cam, shapes, lights, background=(0.1, 0.12, 0.2))
 
 
-def uv_sphere(n):
-    """A closed UV-sphere mesh with 4n(n − 1) triangles."""
-    th = np.linspace(0.0, np.pi, n + 1)[1:-1]
-    ph = np.linspace(0.0, 2.0 * np.pi, 2 * n, endpoint=False)
-    t, p = np.meshgrid(th, ph, indexing="ij")
-    v = np.column_stack([(np.sin(t) * np.cos(p)).ravel(), np.cos(t).ravel(),
-                         (np.sin(t) * np.sin(p)).ravel()])
-    v = np.vstack([v, [[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]])
-    m, rows = 2 * n, n - 1
-    idx = np.arange(rows * m).reshape(rows, m)
-    nxt = np.roll(idx, -1, axis=1)
-    a, b, c, d = idx[:-1].ravel(), nxt[:-1].ravel(), idx[1:].ravel(), nxt[1:].ravel()
-    faces = np.concatenate([
-        np.column_stack([a, c, b]), np.column_stack([b, c, d]),
-        np.column_stack([np.full(m, rows * m), idx[0], nxt[0]]),
-        np.column_stack([np.full(m, rows * m + 1), nxt[-1], idx[-1]]),
-    ])
-    return v, faces
-
-
 def big_mesh_scene(size: int, triangles: int) -> rt.Scene:
     n = max(2, int(round((1 + np.sqrt(1 + triangles)) / 2)))
-    v, f = uv_sphere(n)
     shapes = (
-        rt.Mesh(v + np.array([0.0, 0.0, 1.0]), f,
-                rt.Material(diffuse=(0.8, 0.3, 0.2), specular=(0.5,) * 3, reflection=0.3)),
+        rt.uv_sphere(n, center=(0.0, 0.0, 1.0), material=rt.Material(
+            diffuse=(0.8, 0.3, 0.2), specular=(0.5,) * 3, reflection=0.3)),
         rt.Sphere((1.6, -0.5, 0.2), 0.5, rt.Material(diffuse=(0.2, 0.3, 0.9), reflection=0.6)),
         rt.Plane((0.0, -1.0, 0.0), (0.0, 1.0, 0.0),
                  rt.Material(diffuse=(0.6,) * 3, reflection=0.2)),

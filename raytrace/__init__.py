@@ -15,6 +15,7 @@ Example:
     'PointLight'
 """
 
+from ._meshes import uv_sphere
 from ._model import (
     Camera,
     DirectionalLight,
@@ -46,4 +47,5 @@ __all__ = [
     "save_obj",
     "save_png",
     "to_display",
+    "uv_sphere",
 ]

@@ -29,29 +29,9 @@ TARGET = np.array([0.6, 1.9, -4.2])
 START = np.array([-1.0, 0.8, -5.4])
 
 
-def uv_sphere(n, centre, radius):
-    """A closed UV-sphere triangle mesh (vertices, faces) with 4n(n − 1) faces."""
-    th = np.linspace(0.0, np.pi, n + 1)[1:-1]
-    ph = np.linspace(0.0, 2.0 * np.pi, 2 * n, endpoint=False)
-    t, p = np.meshgrid(th, ph, indexing="ij")
-    v = np.column_stack([(np.sin(t) * np.cos(p)).ravel(), np.cos(t).ravel(),
-                         (np.sin(t) * np.sin(p)).ravel()])
-    v = np.vstack([v, [[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]]) * radius + np.asarray(centre)
-    m, rows = 2 * n, n - 1
-    idx = np.arange(rows * m).reshape(rows, m)
-    nxt = np.roll(idx, -1, axis=1)
-    a, b, c, d = idx[:-1].ravel(), nxt[:-1].ravel(), idx[1:].ravel(), nxt[1:].ravel()
-    faces = np.concatenate([
-        np.column_stack([a, c, b]), np.column_stack([b, c, d]),
-        np.column_stack([np.full(m, rows * m), idx[0], nxt[0]]),
-        np.column_stack([np.full(m, rows * m + 1), nxt[-1], idx[-1]]),
-    ])
-    return v, faces
-
-
 def load_mesh():
     path = Path(tempfile.mkdtemp()) / "faceted_sphere.obj"
-    rt.save_obj(path, rt.Mesh(*uv_sphere(8, centre=(0.0, -0.3, 0.6), radius=0.7)))
+    rt.save_obj(path, rt.uv_sphere(8, center=(0.0, -0.3, 0.6), radius=0.7))
     return rt.load_obj(path, rt.Material(diffuse=(0.85, 0.6, 0.2), specular=(0.4,) * 3,
                                          exponent=30.0))
 

@@ -63,23 +63,9 @@ def mixed_scene(p, size=12):
 
 
 def uv_sphere(n, centre=(0.0, 0.0, 0.0), radius=1.0):
-    """A closed UV-sphere triangle mesh with 4n(n − 1) faces: (vertices (V, 3), faces (F, 3))."""
-    th = np.linspace(0.0, np.pi, n + 1)[1:-1]
-    ph = np.linspace(0.0, 2.0 * np.pi, 2 * n, endpoint=False)
-    t, p = np.meshgrid(th, ph, indexing="ij")
-    v = np.column_stack([(np.sin(t) * np.cos(p)).ravel(), np.cos(t).ravel(),
-                         (np.sin(t) * np.sin(p)).ravel()])
-    v = np.vstack([v, [[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]]) * radius + np.asarray(centre)
-    m, rows = 2 * n, n - 1
-    idx = np.arange(rows * m).reshape(rows, m)
-    nxt = np.roll(idx, -1, axis=1)
-    a, b, c, d = idx[:-1].ravel(), nxt[:-1].ravel(), idx[1:].ravel(), nxt[1:].ravel()
-    faces = np.concatenate([
-        np.column_stack([a, c, b]), np.column_stack([b, c, d]),
-        np.column_stack([np.full(m, rows * m), idx[0], nxt[0]]),
-        np.column_stack([np.full(m, rows * m + 1), nxt[-1], idx[-1]]),
-    ])
-    return v, faces
+    """(vertices, faces) of :func:`raytrace.uv_sphere` (the tests' meshes)."""
+    m = rt.uv_sphere(n, centre, radius)
+    return m.vertices, m.faces
 
 
 def textured_params():
