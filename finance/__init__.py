@@ -39,7 +39,8 @@ Contents:
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
   pathwise Greeks with the exercise boundary held fixed), :func:`fd_price` (Crank–Nicolson with a
   Rannacher start and projection; also European);
-* calibration: :func:`calibrate_heston` (L-BFGS-B with AD or finite-difference gradients).
+* calibration: :func:`calibrate_heston` (L-BFGS-B, or Levenberg–Marquardt with exact forward-mode
+  AD Jacobians; finite differences to compare).
 
 Pricers take keyword-only, broadcastable (batched) arguments (Monte Carlo: scalars) and are
 differentiable with diffsci (closed forms to any order; Monte Carlo to first order); arguments are
@@ -66,6 +67,7 @@ from ._bonds import bond_price, cashflows, treasury_frequency
 from ._bootstrap import PAPER_MATURITIES, PAPER_PAR_RATES, bootstrap, key_rate_durations
 from ._calibrate import BOUNDS as HESTON_BOUNDS
 from ._calibrate import CalibrationResult, Gradient, calibrate_heston
+from ._calibrate import Method as CalibrationMethod
 from ._fd import fd_price
 from ._greeks import GREEKS, greeks
 from ._heston_mc import HESTON_GREEKS, HestonScheme, heston_mc_greeks, heston_mc_price
@@ -90,6 +92,7 @@ __all__ = [
     "HESTON_BOUNDS",
     "PAPER_MATURITIES",
     "PAPER_PAR_RATES",
+    "CalibrationMethod",
     "CalibrationResult",
     "ForwardCurve",
     "Frequency",

@@ -85,6 +85,9 @@ class ForwardCurve:
 class HestonParams:
     """Heston (1993) parameters: ``dv = κ(θ − v)dt + σ√v dW₂``, ``d⟨W₁, W₂⟩ = ρ dt``, ``v(0) = v0``.
 
+    Fields may be arrays (broadcast with the pricer's other arguments, e.g. a batch of parameter
+    sets in :func:`heston_price`).
+
     Attributes:
         kappa: mean-reversion speed κ > 0.
         theta: long-run variance θ > 0.
@@ -103,5 +106,7 @@ class HestonParams:
         for name in ("kappa", "theta", "sigma", "v0"):
             check_real("HestonParams", name, getattr(self, name), low=0.0)
         check_real("HestonParams", "rho", self.rho, low=-1.0, high=1.0)
-        if abs(float(plain(self.rho))) == 1.0:
-            raise ValueError(f"HestonParams: rho must be in (-1, 1), got {float(plain(self.rho))}")
+        edge = np.abs(plain(self.rho)) == 1.0
+        if np.any(edge):
+            raise ValueError(f"HestonParams: rho must be in (-1, 1), got "
+                             f"{float(np.asarray(plain(self.rho))[edge].flat[0])}")

@@ -26,10 +26,14 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._model import HestonParams
-from .._validate import check_bool, check_real
+from .._validate import check_bool, check_real, plain
+
+_FIELDS = ("kappa", "theta", "sigma", "rho", "v0")
 
 __all__ = ["QUAD_NODES", "QUAD_PANELS", "heston_price"]
 
@@ -71,7 +75,8 @@ def heston_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_cal
     Args:
         spot, strike, expiry: > 0.
         rate, dividend: r and q (continuous).
-        params: :class:`HestonParams` (scalars; differentiable: a dataclass pytree).
+        params: :class:`HestonParams` (differentiable: a dataclass pytree; its fields may be
+            arrays broadcasting with the other arguments).
         is_call: bool (array).
 
     Returns:
@@ -100,6 +105,9 @@ def heston_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_cal
     # a trailing axis for the quadrature nodes
     spot, strike, expiry, rate, dividend = (np.expand_dims(x, -1)
                                             for x in (spot, strike, expiry, rate, dividend))
+    if any(np.ndim(plain(getattr(params, f))) for f in _FIELDS):  # batched parameter sets
+        params = dataclasses.replace(params, **{f: np.expand_dims(getattr(params, f), -1)
+                                                for f in _FIELDS})
     k = np.log(spot / strike) + (rate - dividend) * expiry
     phi = char_fn(_U - 0.5j, expiry, params)
     integrand = np.real(np.exp(1j * _U * k) * phi) / (_U * _U + 0.25)
