@@ -5,9 +5,12 @@
    kernel), their ratio (target ≤ 2×; Giles & Glasserman), and path-steps per second, on one and
    two Numba threads; beside plain vectorised NumPy (price only) and QuantLib's MCEuropeanEngine
    (pseudo-random, Euler steps, price only) when QuantLib is installed.
-2. Heston calibration to 25 implied-vol quotes: L-BFGS-B with exact AD gradients vs SciPy's
-   finite-difference gradients (time, iterations, evaluations); QuantLib's HestonModel calibration
-   (Levenberg–Marquardt, AnalyticHestonEngine) in the same run when installed.
+   Heston full truncation likewise (Numba kernel with its hand-written reverse sweep: price alone
+   vs price + all ten Greeks), beside QuantLib's MCEuropeanHestonEngine.
+2. Heston calibration to 25 and 100 implied-vol quotes: L-BFGS-B (exact AD gradient vs SciPy's
+   finite differences) and Levenberg–Marquardt (exact AD Jacobian from one reverse sweep vs
+   forward-difference Jacobians): time, iterations, evaluations; QuantLib's HestonModel
+   calibration (Levenberg–Marquardt, AnalyticHestonEngine) in the same run when installed.
 3. Key-rate durations of the paper's 12 par bonds: nested AD (one reverse sweep through the
    bootstrap) vs bump-and-rebootstrap central differences.
 4. Implied volatility: quotes inverted per second (batched solver).
@@ -96,13 +99,27 @@ def mc_rows(quick, peers):
     t = timed(numpy_price, repeats)
     rows.append(("GBM european", "plain NumPy (1 thr)", paths, steps, t, None, paths * steps / t))
     hp = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
-    for scheme, label in ((finance.HestonScheme.FULL_TRUNCATION, "Heston FT"),
-                          (finance.HestonScheme.QE, "Heston QE")):
-        t = timed(lambda scheme=scheme: finance.heston_mc_price(
-            spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=hp, scheme=scheme,
-            n_paths=paths, n_steps=steps, seed=1), 1 if not quick else 2)
-        rows.append((label, "diffsci (NumPy, 1 thr)", paths, steps, t, None,
-                     paths * steps / t))
+    hx = (100.0, 100.0, 1.0, 0.05, 0.0, hp.kappa, hp.theta, hp.sigma, hp.rho, hp.v0)
+    for threads in (1, 2):
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            continue
+        numba.set_num_threads(threads)
+
+        def heston(s, k, t, r, q, kappa, theta, sigma, rho, v0):
+            p = finance.HestonParams(kappa=kappa, theta=theta, sigma=sigma, rho=rho, v0=v0)
+            return finance.heston_mc_price(spot=s, strike=k, expiry=t, rate=r, dividend=q,
+                                           params=p, scheme=finance.HestonScheme.FULL_TRUNCATION,
+                                           n_paths=paths, n_steps=steps, seed=1).price
+
+        hvg = ds.value_and_grad(heston, argnums=tuple(range(10)))
+        t_price, t_greeks = interleaved(lambda: heston(*hx), lambda: hvg(*hx), repeats)
+        rows.append(("Heston FT", f"diffsci (Numba, {threads} thr)", paths, steps, t_price,
+                     t_greeks, paths * steps / t_price))
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    t = timed(lambda: finance.heston_mc_price(
+        spot=100.0, strike=100.0, expiry=1.0, rate=0.05, params=hp, scheme=finance.HestonScheme.QE,
+        n_paths=paths, n_steps=steps, seed=1), 1 if not quick else 2)
+    rows.append(("Heston QE", "diffsci (NumPy, 1 thr)", paths, steps, t, None, paths * steps / t))
     if peers:
         try:
             import QuantLib as ql
@@ -130,27 +147,59 @@ def mc_rows(quick, peers):
             t = timed(ql_price, 1)
             rows.append(("GBM european", "QuantLib MCEuropeanEngine", ql_paths, steps, t, None,
                          ql_paths * steps / t))
+            hproc = ql.HestonProcess(
+                ql.YieldTermStructureHandle(ql.FlatForward(today, 0.05, dc)),
+                ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, dc)),
+                ql.QuoteHandle(ql.SimpleQuote(100.0)), hp.v0, hp.kappa, hp.theta, hp.sigma,
+                hp.rho)
+
+            def ql_heston():
+                opt.setPricingEngine(ql.MCEuropeanHestonEngine(
+                    hproc, "PseudoRandom", timeSteps=steps, requiredSamples=ql_paths, seed=42))
+                return opt.NPV()
+
+            t = timed(ql_heston, 1)
+            rows.append(("Heston", "QuantLib MCEuropeanHestonEngine", ql_paths, steps, t, None,
+                         ql_paths * steps / t))
         else:
             rows.append(("GBM european", "QuantLib: not installed", None, None, None, None, None))
     return rows
 
 
-def calibration_rows(peers):
-    true = finance.HestonParams(kappa=1.5, theta=0.05, sigma=0.5, rho=-0.6, v0=0.03)
-    x0 = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.3, v0=0.04)
-    K = np.array([80.0, 90.0, 100.0, 110.0, 120.0])
-    T = np.array([0.25, 0.5, 1.0, 2.0, 3.0])[:, None]
+def surface(n_side):
+    """An n_side × n_side quote grid (25 or 100 quotes) from the reference Heston parameters."""
+    if n_side == 5:
+        K = np.array([80.0, 90.0, 100.0, 110.0, 120.0])
+        T = np.array([0.25, 0.5, 1.0, 2.0, 3.0])[:, None]
+    else:
+        K = np.linspace(70.0, 130.0, n_side)
+        T = np.array([0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0])[:, None]
     iv = finance.implied_vol(price=finance.heston_price(spot=100.0, strike=K, expiry=T, rate=0.03,
-                                                        dividend=0.01, params=true),
+                                                        dividend=0.01, params=CAL_TRUE),
                              spot=100.0, strike=K, expiry=T, rate=0.03, dividend=0.01)
+    return K, T, iv
+
+
+CAL_TRUE = finance.HestonParams(kappa=1.5, theta=0.05, sigma=0.5, rho=-0.6, v0=0.03)
+
+
+def calibration_rows(peers, n_side=5, repeats=3):
+    true = CAL_TRUE
+    x0 = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.3, v0=0.04)
+    K, T, iv = surface(n_side)
     rows = []
-    for g in finance.Gradient:
-        r = min((finance.calibrate_heston(spot=100.0, strikes=K, expiries=T, implied_vols=iv,
-                                          rate=0.03, dividend=0.01, x0=x0, gradient=g)
-                 for _ in range(3)), key=lambda r: r.seconds)
-        err = max(abs(getattr(r.params, f) - getattr(true, f))
-                  for f in ("kappa", "theta", "sigma", "rho", "v0"))
-        rows.append((f"diffsci L-BFGS-B, {g.name} gradient", r.seconds, r.nit, r.nfev, err))
+    for method, label in ((finance.CalibrationMethod.LBFGSB, "L-BFGS-B"),
+                          (finance.CalibrationMethod.LEVENBERG_MARQUARDT, "Lev.-Marquardt")):
+        for g in finance.Gradient:
+            r = min((finance.calibrate_heston(spot=100.0, strikes=K, expiries=T, implied_vols=iv,
+                                              rate=0.03, dividend=0.01, x0=x0, gradient=g,
+                                              method=method)
+                     for _ in range(repeats)), key=lambda r: r.seconds)
+            err = max(abs(getattr(r.params, f) - getattr(true, f))
+                      for f in ("kappa", "theta", "sigma", "rho", "v0"))
+            what = "gradient" if method is finance.CalibrationMethod.LBFGSB else "Jacobian"
+            rows.append((f"diffsci {label}, {g.name.replace('FINITE_DIFFERENCE', 'FD')} {what}",
+                         r.seconds, r.nit, r.nfev, err))
     if peers:
         try:
             import QuantLib as ql
@@ -180,9 +229,12 @@ def calibration_rows(peers):
                             ql.EndCriteria(500, 50, 1e-10, 1e-10, 1e-10))
             return model.params()
 
-        t0 = time.perf_counter()
-        p = ql_fit()
-        t = time.perf_counter() - t0
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            p = ql_fit()
+            ts.append(time.perf_counter() - t0)
+        t = min(ts)
         # QuantLib's params(): theta, kappa, sigma, rho, v0
         fitted = dict(theta=p[0], kappa=p[1], sigma=p[2], rho=p[3], v0=p[4])
         err = max(abs(fitted[f] - getattr(true, f)) for f in fitted)
@@ -268,26 +320,29 @@ def main(argv=None):
     args = parser.parse_args(argv)
     peers = not args.no_peers
 
-    print("1. Monte Carlo: price alone vs price + 6 Greeks by reverse-mode AD (pathwise adjoint)")
-    print(f"{'product':14} {'implementation':28} {'paths':>8} {'steps':>5} {'price s':>9} "
+    print("1. Monte Carlo: price alone vs price + all Greeks by reverse-mode AD (pathwise adjoint "
+          "kernels; GBM 6 Greeks, Heston FT 10)")
+    print(f"{'product':14} {'implementation':32} {'paths':>8} {'steps':>5} {'price s':>9} "
           f"{'+Greeks s':>9} {'ratio':>6} {'Mpath-steps/s':>13}")
     for prod, impl, paths, steps, tp, tg, rate in mc_rows(args.quick, peers):
         if tp is None:
-            print(f"{prod:14} {impl:28}")
+            print(f"{prod:14} {impl:32}")
             continue
         ratio = f"{tg / tp:6.2f}" if tg else f"{'-':>6}"
         tgs = f"{tg:9.4f}" if tg else f"{'-':>9}"
-        print(f"{prod:14} {impl:28} {paths:8d} {steps:5d} {tp:9.4f} {tgs} {ratio} "
+        print(f"{prod:14} {impl:32} {paths:8d} {steps:5d} {tp:9.4f} {tgs} {ratio} "
               f"{rate / 1e6:13.1f}")
 
-    print("\n2. Heston calibration to 25 implied-vol quotes (best of 3 for diffsci)")
-    print(f"{'method':46} {'seconds':>8} {'iter':>5} {'evals':>6} {'max |param err|':>16}")
-    for name, t, nit, nfev, err in calibration_rows(peers):
-        if t is None:
-            print(name)
-            continue
-        print(f"{name:46} {t:8.3f} {nit if nit is not None else '-':>5} "
-              f"{nfev if nfev is not None else '-':>6} {err:16.1e}")
+    for n_side in (5,) if args.quick else (5, 10):
+        print(f"\n2. Heston calibration to {n_side * n_side} implied-vol quotes (best of "
+              f"{1 if args.quick else 3}; LM iterations = Jacobian evaluations)")
+        print(f"{'method':46} {'seconds':>8} {'iter':>5} {'evals':>6} {'max |param err|':>16}")
+        for name, t, nit, nfev, err in calibration_rows(peers, n_side, 1 if args.quick else 3):
+            if t is None:
+                print(name)
+                continue
+            print(f"{name:46} {t:8.3f} {nit if nit is not None else '-':>5} "
+                  f"{nfev if nfev is not None else '-':>6} {err:16.1e}")
 
     print("\n3. Key-rate durations of the paper's 12 par bonds")
     for name, t in krd_rows():
