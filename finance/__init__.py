@@ -76,7 +76,7 @@ from ._jump_mc import merton_mc_price
 from ._local_vol_mc import ParametricLocalVol, local_vol_mc_price
 from ._lookback_mc import mc_lookback_price
 from ._lsm import lsm_price
-from ._mc import MCResult, Product, mc_greeks, mc_price
+from ._mc import GreekEstimator, MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
 from ._tree import tree_price
 
@@ -88,6 +88,7 @@ __all__ = [
     "mc_lookback_price",
     "merton_mc_price",
     "GREEKS",
+    "GreekEstimator",
     "MERTON_MAX_TERMS",
     "HESTON_BOUNDS",
     "PAPER_MATURITIES",

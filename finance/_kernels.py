@@ -283,3 +283,82 @@ def heston_samples_adjoint(seed, spot, strike, expiry, rate, dividend, kappa, th
             for j in range(N_HESTON_GRAD):
                 grads[p, j] = r[j + 1]
     return out, grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Likelihood-ratio (score-function) Greeks for GBM: DERIVATIONS.md §LR.
+
+@njit(cache=True)
+def path_lr(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, product, n_steps):
+    """Path ``p``: the sharp discounted payoff and its six likelihood-ratio Greek samples.
+
+    Same paths as :func:`path_core`. The weights are the scores of the path density of the
+    log-increments ``aΔ + σ√Δ Z_k`` (Glasserman 2003, §7.3); the strike Greek follows from the
+    payoff's homogeneity in (S, K) (degree 0 for the digital, 1 otherwise).
+    """
+    key = path_key(seed, p)
+    dt = expiry / n_steps
+    sdt = math.sqrt(dt)
+    a = rate - dividend - 0.5 * vol * vol
+    W = 0.0
+    z1 = 0.0
+    zfirst = 0.0
+    zsum = 0.0
+    z2sum = 0.0
+    x = 0.0
+    lsum = 0.0
+    for k in range(n_steps):
+        if k % 2 == 0:
+            z0, z1 = normal_pair(key, k >> 1)
+            z = z0
+        else:
+            z = z1
+        z *= sign
+        if k == 0:
+            zfirst = z
+        zsum += z
+        z2sum += z * z
+        W += sdt * z
+        if product == GEOMETRIC_ASIAN:
+            lsum += a * (k + 1) * dt + vol * W
+        elif product == ASIAN or k == n_steps - 1:
+            x += spot * math.exp(a * (k + 1) * dt + vol * W)
+    if product == ASIAN:
+        x /= n_steps
+    elif product == GEOMETRIC_ASIAN:
+        x = spot * math.exp(lsum / n_steps)
+    if product == DIGITAL:
+        h = 1.0 if w * (x - strike) > 0.0 else 0.0
+        degree = 0.0
+    else:
+        h = max(w * (x - strike), 0.0)
+        degree = 1.0
+    pay = math.exp(-rate * expiry) * h
+    s_delta = zfirst / (spot * vol * sdt)
+    s_mu = zsum * sdt / vol                      # score of the drift a
+    s_vol = (z2sum - n_steps) / vol - zsum * sdt  # includes ∂a/∂σ = −σ
+    s_t = (z2sum - n_steps) / (2.0 * expiry) + a * zsum * sdt / (vol * expiry)
+    delta = pay * s_delta
+    return (pay, delta, (degree * pay - spot * delta) / strike, pay * s_t - rate * pay,
+            pay * s_mu - expiry * pay, -pay * s_mu, pay * s_vol)
+
+
+@njit(parallel=True, cache=True)
+def gbm_samples_lr(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps,
+                   n_samples, antithetic):
+    """Samples and their likelihood-ratio Greek samples: ``(samples (n,), grads (n, 6))``."""
+    out = np.empty(n_samples)
+    grads = np.empty((n_samples, N_GRAD))
+    for p in prange(n_samples):
+        r = path_lr(seed, p, 1.0, spot, strike, expiry, rate, dividend, vol, w, product, n_steps)
+        if antithetic:
+            s = path_lr(seed, p, -1.0, spot, strike, expiry, rate, dividend, vol, w, product,
+                        n_steps)
+            out[p] = 0.5 * (r[0] + s[0])
+            for j in range(N_GRAD):
+                grads[p, j] = 0.5 * (r[j + 1] + s[j + 1])
+        else:
+            out[p] = r[0]
+            for j in range(N_GRAD):
+                grads[p, j] = r[j + 1]
+    return out, grads

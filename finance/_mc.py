@@ -32,7 +32,7 @@ from ._analytic.asian import geometric_asian_price
 from ._ops import McConfig, gbm_samples
 from ._validate import check_bool, check_real, plain
 
-__all__ = ["MCResult", "Product", "mc_greeks", "mc_price"]
+__all__ = ["GreekEstimator", "MCResult", "Product", "mc_greeks", "mc_price"]
 
 #: The differentiated inputs, in kernel order, and the Greek each gradient becomes.
 _ARGS = ("spot", "strike", "expiry", "rate", "dividend", "vol")
@@ -45,6 +45,13 @@ class Product(enum.IntEnum):
     ASIAN = _kernels.ASIAN        # max(w(mean_k S_{t_k} − K), 0), arithmetic average
     DIGITAL = _kernels.DIGITAL    # 1{w(S_T − K) > 0} (cash 1), smoothed for Greeks
     GEOMETRIC_ASIAN = _kernels.GEOMETRIC_ASIAN  # max(w((Π_k S_{t_k})^{1/n} − K), 0)
+
+
+class GreekEstimator(enum.Enum):
+    """How :func:`mc_greeks` differentiates the expectation."""
+
+    PATHWISE = "pathwise"                  # adjoint of the payoff along the path (smoothed digital)
+    LIKELIHOOD_RATIO = "likelihood_ratio"  # payoff × score of the path density (sharp payoffs)
 
 
 @dataclass(frozen=True)
@@ -238,13 +245,20 @@ def _cuda_samples(args, cfg):
 
 def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
               product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
-              smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False):
+              smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False,
+              estimator=GreekEstimator.PATHWISE):
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
 
     Same arguments as :func:`mc_price`. The values equal ``ds.grad`` of ``mc_price(...).price``
     on the same seed (the same kernel); the standard errors come from the per-sample adjoints.
     With ``qmc=True`` the Greeks are ``ds.grad`` of each scrambling's price (pathwise, NumPy over
     diffsci) and the standard errors those of the ``qmc_replicates`` replicate means.
+
+    ``estimator=GreekEstimator.LIKELIHOOD_RATIO`` (CPU, no control variate or QMC) weights the
+    *sharp* payoff by the score of the path density instead (Broadie & Glasserman 1996;
+    Glasserman 2003, §7.3; DERIVATIONS §LR): unbiased for discontinuous payoffs (the digital, with
+    no smoothing and no bias), at a larger variance; the strike Greek comes from the payoff's
+    homogeneity in (S, K).
 
     Returns:
         A dict ``name -> (estimate, stderr)`` for ``price``, ``delta`` (∂/∂spot), ``dual_delta``
@@ -259,6 +273,19 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     args, cfg = _config("mc_greeks", dict(locals()))
     names = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "vega")
     sign = np.array([1, 1, 1, -1, 1, 1, 1.0])
+    if not isinstance(estimator, GreekEstimator):
+        raise TypeError(f"mc_greeks: estimator must be a finance.GreekEstimator, got "
+                        f"{estimator!r}")
+    if estimator is GreekEstimator.LIKELIHOOD_RATIO:
+        if qmc or control_variate or cfg.device != "cpu":
+            raise ValueError("mc_greeks: estimator=LIKELIHOOD_RATIO runs on the CPU kernel "
+                             "without qmc or control_variate")
+        plain_args = _plain(args, cfg)[:-1]  # the sharp payoff: no smoothing argument
+        samples, grads = _kernels.gbm_samples_lr(*plain_args)
+        cols = np.column_stack([samples, grads])
+        est = cols.mean(axis=0)
+        se = cols.std(axis=0, ddof=1) / np.sqrt(cfg.n_samples)
+        return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
     if qmc:
         from ._qmc import qmc_greeks
 

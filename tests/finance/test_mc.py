@@ -186,3 +186,32 @@ def test_confidence_intervals_reported():
         r.confidence_interval(1.5)
     with pytest.raises(ValueError, match="control_variate=True is not combined with qmc"):
         finance.mc_price(**KW, qmc=True, n_paths=16, control_variate=True)
+
+
+@pytest.mark.parametrize("product,pricer", [(finance.Product.DIGITAL, finance.digital_price),
+                                            (finance.Product.EUROPEAN, finance.bsm_price)])
+@pytest.mark.parametrize("n_steps", [1, 4])
+def test_likelihood_ratio_greeks_unbiased_within_4_se(product, pricer, n_steps):
+    """LR Greeks of the *sharp* payoff against the closed-form Greeks, all six within 4 s.e.
+    (no smoothing, no bias allowance), where plain pathwise gives zero for the digital."""
+    g = finance.mc_greeks(**KW, product=product, n_steps=n_steps, n_paths=100_000, seed=12,
+                          estimator=finance.GreekEstimator.LIKELIHOOD_RATIO)
+    ref = finance.greeks(pricer, **KW)
+    dk, dq = ds.grad(lambda k, q: pricer(**{**KW, "strike": k, "dividend": q}),
+                     argnums=(0, 1))(105.0, 0.01)
+    refs = dict(price=ref["price"], delta=ref["delta"], dual_delta=dk, theta=ref["theta"],
+                rho=ref["rho"], dividend_rho=dq, vega=ref["vega"])
+    for name, r in refs.items():
+        est, se = g[name]
+        assert abs(est - r) < 4 * se, (name, est, r, se)
+    if product is finance.Product.DIGITAL:
+        pw = finance.mc_greeks(**KW, product=product, smoothing=0.0, n_paths=1000)
+        assert pw["delta"][0] == 0.0 and g["delta"][0] > 0.01
+
+
+def test_likelihood_ratio_refusals():
+    lr = finance.GreekEstimator.LIKELIHOOD_RATIO
+    with pytest.raises(ValueError, match="LIKELIHOOD_RATIO runs on the CPU kernel"):
+        finance.mc_greeks(**KW, estimator=lr, control_variate=True, n_paths=100)
+    with pytest.raises(TypeError, match="estimator must be a finance.GreekEstimator"):
+        finance.mc_greeks(**KW, estimator="lr", n_paths=100)
