@@ -22,7 +22,8 @@ Contents:
   :func:`bond_price`, :func:`key_rate_durations` (nested AD), :class:`ForwardCurve`;
 * Monte Carlo: :func:`mc_price`, :func:`mc_greeks` (GBM European/Asian/digital, Numba and
   numba.cuda path kernels with pathwise adjoints, antithetics, ``control_variate=True``, standard
-  errors and confidence intervals on every :class:`MCResult`; ``qmc=True``:
+  errors and confidence intervals on every :class:`MCResult`, likelihood-ratio Greeks for sharp
+  payoffs via :class:`GreekEstimator`; ``qmc=True``:
   scrambled Sobol with Brownian-bridge paths, s.e. from independent scramblings);
 * :func:`mc_barrier_price` (knock-outs, Brownian-bridge survival weights: unbiased for
   continuous monitoring and pathwise-differentiable);
