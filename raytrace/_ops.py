@@ -227,18 +227,18 @@ def _render_bwd(res, g):
         tables = adjoint_tables_cuda(p, cam.width, cam.height, side, depth, seed, g)
     else:
         tables = adjoint_tables(p, cam.width, cam.height, side, depth, seed, g)
-    for b in _boundaries(p, cam, depth, seed, edge_density):
+    for b in _boundaries(p, cam, depth, seed, edge_density, device):
         for name, ct in boundary_cotangents(b, p, g).items():
             tables[name] = tables[name] + ct
     return unpack_cotangent(scene, tables), None, None, None, None, None
 
 
-def _boundaries(p, cam, depth, seed, edge_density):
-    """The visibility-edge samples (primary silhouettes, shadow boundaries) when enabled."""
+def _boundaries(p, cam, depth, seed, edge_density, device="cpu"):
+    """The visibility-edge samples (silhouettes, also in planar mirrors; shadow boundaries)."""
     if edge_density <= 0:
         return ()
-    return (primary_boundary(p, cam.width, cam.height, depth, edge_density, seed),
-            shadow_boundary(p, cam.width, cam.height, depth, edge_density, seed))
+    return (primary_boundary(p, cam.width, cam.height, depth, edge_density, seed, device),
+            shadow_boundary(p, cam.width, cam.height, depth, edge_density, seed, device))
 
 
 def _fill_tangent(primal, tangent):

@@ -30,14 +30,16 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
 
     Under ``diffsci.grad`` the gradient is a Scene-shaped pytree from the hand-written adjoint
     kernel; under ``diffsci.jvp`` a hand-written tangent kernel gives the image's directional
-    derivative (``raytrace/DERIVATIONS.md``, R1–R13). Second derivatives are not supported.
+    derivative (``raytrace/DERIVATIONS.md``, R1–R15). Second derivatives are not supported.
     Without the edge term the gradient is exact for parameters that move no visibility edge
     (light intensity and colour, directional-light colour; material colours, exponent,
-    reflection; background) and, for geometry, camera and light position/direction, wherever no
-    silhouette or shadow edge crosses a pixel sample under the perturbation. With
-    ``edges=True`` the motion of primary silhouettes and of hard-shadow boundaries is
-    differentiated too (unbiased, by sampling), so those gradients are right across object
-    outlines and shadow edges; edges seen in mirrors are not (R11–R12).
+    reflection; texels, UVs and texture axes; background) and, for geometry, camera and light
+    position/direction, wherever no silhouette or shadow edge crosses a pixel sample under the
+    perturbation. With ``edges=True`` the motion of silhouettes (seen directly or in a planar
+    mirror, clipped to the view so edges crossing the eye plane count) and of hard-shadow
+    boundaries is differentiated too (unbiased, by sampling), so those gradients are right
+    across object outlines and shadow edges. Not covered: silhouettes reflected by spheres,
+    triangles or meshes or after two mirror bounces, and shadows seen in mirrors (R11–R12).
 
     Args:
         scene: a :class:`~raytrace.Scene`.
@@ -49,9 +51,9 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
             the hard-shadow boundaries they cast, ``raytrace/_shadow_edges.py``). ``True``
             samples 4 points per pixel of projected curve length; a float sets that density.
             The forward image is unchanged.
-        device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda render and
-            adjoint kernels, one thread per sample; forward mode and the edge terms run on
-            the CPU).
+        device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda render,
+            adjoint and tangent kernels, one thread per sample; the edge terms' radiance
+            evaluations and ray casts run on the GPU, their sampling on the host).
 
     Returns:
         A (height, width, 3) float array, float32 if every float field of the scene is float32.

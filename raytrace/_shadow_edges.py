@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from ._edges import EDGE_OFFSET, Boundary
+from ._edges import EDGE_OFFSET, Boundary, _primary_dirs, radiance_at
+from ._edges import cast as _cast
 from ._pack import Packed
 
 __all__ = ["shadow_boundary"]
@@ -109,24 +110,8 @@ def _block_points(cam, verts, sph, pln, plights, dlights, tri, blk, width, heigh
     return _project(cam, x, width, height)
 
 
-def _primary_dirs(cam, pts, width, height):
-    """Unnormalised primary directions F + αR + βU through screen points (x, y) in pixels."""
-    al = 2.0 * pts[:, 0] / width - 1.0
-    be = 1.0 - 2.0 * pts[:, 1] / height
-    return cam[1] + al[:, None] * cam[2] + be[:, None] * cam[3]
-
-
 def _take(occ, rows):
     return {k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in occ.items()}
-
-
-def _cast(p: Packed, origins, dirs):
-    n = len(origins)
-    t, kind, idx = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
-    if n:
-        K.cast_kernel(np.ascontiguousarray(origins), np.ascontiguousarray(dirs), p.sph, p.pln,
-                      p.verts, p.tri, p.bvh, p.order, t, kind, idx)
-    return t, kind, idx
 
 
 def _light_silhouette_edges(p: Packed, light, light_kind):
@@ -242,7 +227,8 @@ def _light_blocks(p: Packed, light_kind, k, width, height, density, rng):
     return blocks
 
 
-def shadow_boundary(p: Packed, width, height, depth, density, seed=0) -> Boundary | None:
+def shadow_boundary(p: Packed, width, height, depth, density, seed=0,
+                    device="cpu") -> Boundary | None:
     """The hard-shadow boundary samples seen by the camera (see the module docstring).
 
     Args and sampling as :func:`raytrace._edges.primary_boundary`; ``density`` is samples per
@@ -261,8 +247,7 @@ def shadow_boundary(p: Packed, width, height, depth, density, seed=0) -> Boundar
     normal = np.concatenate([b["normal"] for b in blocks])
     weight = np.concatenate([b["weight"] for b in blocks])
     both = np.concatenate([s - EDGE_OFFSET * normal, s + EDGE_OFFSET * normal])
-    f = np.empty((len(both), 3))
-    K.render_points_kernel(np.ascontiguousarray(both), depth, *p.tables(), width, height, f)
+    f = radiance_at(p, both, depth, width, height, device)
     jump = f[: len(s)] - f[len(s):]
     # Keep samples whose receiver the camera sees on both sides: elsewhere the image jump is a
     # primary silhouette (counted by _edges.py; it coincides with the shadow curve when the

@@ -77,3 +77,95 @@ def test_edges_leave_the_image_and_smooth_gradients_alone():
 def test_bad_edges_option():
     with pytest.raises(ValueError, match=r"edges: expected True, False or a density > 0"):
         rt.render(scene(), edges=-1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Silhouettes seen in a planar mirror, edges crossing the plane of the eye (R11)
+# ---------------------------------------------------------------------------------------------
+MIRROR_TRIANGLE = np.array([[-1.6, -0.6, 1.8], [-0.5, -0.7, 1.6], [-1.1, 0.5, 2.0]])
+
+
+def mirror_scene(centre=(0.2, 0.0, 1.0), triangle=MIRROR_TRIANGLE, floor_y=-1.0,
+                 curved=False):
+    """Two glowing (ambient-only) objects over a mirror floor, no lights: the image's only
+    dependence on geometry is where the outlines (direct and reflected) run, so the interior
+    derivative is exactly zero and the whole gradient is the edge term. ``curved`` replaces the
+    floor by a big mirror sphere (reflected silhouettes there are not sampled)."""
+    glow = lambda c: rt.Material(diffuse=(0.0, 0.0, 0.0), ambient=c)  # noqa: E731
+    mirror = rt.Material(diffuse=(0.0, 0.0, 0.0), ambient=(0.05, 0.05, 0.05), reflection=0.8)
+    y = np.array([0.0, 1.0, 0.0])
+    floor = (rt.Sphere(y * (floor_y - 3.0) + np.array([0.0, 0.0, 1.0]), 3.0, mirror) if curved
+             else rt.Plane(y * floor_y, y, mirror))
+    return rt.Scene(
+        rt.Camera(eye=(0.0, 0.2, -3.0), look_at=(0.0, -1.0, 1.0), fov=40.0, width=N, height=N),
+        (floor, rt.Sphere(centre, 0.5, glow((1.0, 0.6, 0.2))),
+         rt.Triangle(*triangle, material=glow((0.2, 0.5, 1.0)))),
+        (), background=(0.1, 0.1, 0.1))
+
+
+def _mirror_loss(make, t, samples, edges=False, seed=0, depth=1):
+    return np.sum(WEIGHTS * rt.render(make(t), depth=depth, samples=samples, edges=edges,
+                                      seed=seed))
+
+
+MIRROR_CASES = {
+    "sphere moved (direct and reflected)": lambda t: mirror_scene(
+        centre=np.array([0.2, 0.0, 1.0]) + t * np.array([1.0, 0.0, 0.0])),
+    "triangle moved (direct and reflected)": lambda t: mirror_scene(
+        triangle=MIRROR_TRIANGLE + t * np.array([1.0, 0.0, 0.0])),
+    "mirror plane raised": lambda t: mirror_scene(floor_y=-1.0 + t),
+}
+
+
+@pytest.mark.parametrize("case", list(MIRROR_CASES))
+def test_reflected_silhouettes_in_a_planar_mirror(case):
+    make = MIRROR_CASES[case]
+    eps = 0.04
+    fd = (_mirror_loss(make, eps, 4096) - _mirror_loss(make, -eps, 4096)) / (2 * eps)
+    # The reflection carries a large part of the derivative (depth 0 has no reflection) ...
+    fd_direct = ((_mirror_loss(make, eps, 1024, depth=0) - _mirror_loss(make, -eps, 1024, depth=0))
+                 / (2 * eps))
+    assert abs(fd - fd_direct) > 0.1 * abs(fd), (case, fd, fd_direct)
+    # ... the interior term is exactly zero, and the edge term (direct + reflected) matches.
+    assert float(ds.grad(lambda t: _mirror_loss(make, t, 16))(np.asarray(0.0))) == 0.0
+    g = np.mean([float(ds.grad(lambda t: _mirror_loss(make, t, 16, 16.0, seed))(np.asarray(0.0)))
+                 for seed in range(3)])
+    assert abs(g - fd) < 0.05 * abs(fd) + 0.05, (case, fd, g)
+
+
+def test_silhouettes_in_curved_mirrors_are_not_sampled():
+    # The documented exclusion (R11): a silhouette reflected by a sphere (or by a triangle or
+    # mesh face acting as a mirror, or seen after two mirror bounces) has no edge samples. Here
+    # the objects are out of direct view, so the edge term is zero and the gradient misses the
+    # whole derivative.
+    def make(t):
+        s = mirror_scene(centre=np.array([0.2, 0.0, 1.0]) + t * np.array([1.0, 0.0, 0.0]),
+                         curved=True)
+        cam = rt.Camera(eye=(0.0, 0.2, -3.0), look_at=(0.0, -1.6, 0.8), fov=25.0, width=N,
+                        height=N)
+        return rt.Scene(cam, s.shapes, s.lights, s.background)
+
+    eps = 0.04
+    fd = (_mirror_loss(make, eps, 1024) - _mirror_loss(make, -eps, 1024)) / (2 * eps)
+    g = float(ds.grad(lambda t: _mirror_loss(make, t, 4, 16.0))(np.asarray(0.0)))
+    assert abs(fd) > 0.1 and g == 0.0, (fd, g)
+
+
+def test_edges_crossing_the_plane_of_the_eye():
+    # A big triangle with one vertex behind the camera (two of its edges cross the eye plane)
+    # and a sphere reaching behind the eye plane: their visible outlines are clipped to the
+    # view frustum and sampled like any other (they used to be skipped).
+    big = np.array([[-2.0, -1.2, -7.0], [2.5, -0.8, 3.0], [-0.6, 1.6, 3.0]])
+
+    def make(t):
+        shift = t * np.array([1.0, 0.0, 0.0])
+        s = scene(triangle=big + shift, centre=np.array([2.2, 0.2, -4.6]) + shift, radius=1.0)
+        return s
+
+    eps = 0.04
+    fd = (_loss(make, eps, 4096) - _loss(make, -eps, 4096)) / (2 * eps)
+    interior = float(ds.grad(lambda t: _loss(make, t, 256))(np.asarray(0.0)))
+    g = np.mean([float(ds.grad(lambda t: _loss(make, t, 256, True, seed))(np.asarray(0.0)))
+                 for seed in range(3)])
+    assert abs(g - fd) < 0.04 * abs(fd) + 0.05, (fd, g, interior)
+    assert abs(interior - fd) > 0.1 * abs(fd), (fd, g, interior)
