@@ -7,15 +7,22 @@ array of the path's ``shape`` (typically ``(batch, m)``).
   space-time Lévy area of each grid step (needed by SRA1).
 * :class:`BrownianInterval` stores nothing but a seed: a binary tree of Brownian bridges over
   dyadic points of ``[t0, t1]``, each node's normals a pure function of ``(seed, node)``
-  (counter-based hashing, ``_kernels.normal``). Any ``W(s, t)`` can be queried in any order and
-  is identical on every query; a query costs O(depth) = O(log(T/tol)) bridge samples, fewer when
-  the node cache (bounded in bytes) holds the ancestors — as it does for the sequential queries
-  of a solve. No step-size hint is needed.
+  (counter-based hashing, ``diffsci.random.normal_pair``). Any ``W(s, t)`` can be queried in any
+  order and is identical on every query; a query costs O(depth) = O(log(T/tol)) bridge samples,
+  fewer when the node cache (bounded in bytes) holds the ancestors — as it does for the
+  sequential queries of a solve. No step-size hint is needed.
 
 Between dyadic points at the finest depth (width ``tol``) a query time is filled in by a Brownian
 bridge whose normal is keyed by the time itself: exact marginals, and the exact joint law as long
-as no two query times share one finest leaf (``tol`` defaults to ``(t1 − t0)·2⁻²⁴``, far below any
-step size in practice).
+as no two query times share one finest leaf. ``increment(s, t)`` refuses an ``s`` and ``t`` in
+one leaf (a clear error, never a wrong law), and ``sdeint`` refuses steps below ``tol``.
+
+The default resolution ``tol = (t1 − t0)·2⁻¹⁶`` is a measured trade: an off-grid query costs one
+bridge of the whole ``shape`` per tree level between the query spacing and ``tol`` (a sequential
+sweep of 1000 steps: ≈ 6 levels at 2⁻¹⁶, ≈ 14 at 2⁻²⁴), and the bridges' normals are the whole
+cost. At 2⁻²⁴ a (256, 16) sweep ran at ≈ 0.7× torchsde's BrownianInterval forward (≈ 1.3×
+reverse); at 2⁻¹⁶ ≈ 1.4× and ≈ 2.6× (benchmarks/bench_sde.py). Pass ``tol`` for finer steps;
+``sdeint`` sizes the ``tol`` of the intervals it makes from its own steps.
 
 References:
     P. Lévy's construction of Brownian motion by bridges; the virtual Brownian tree of X. Li,
@@ -42,9 +49,10 @@ _SALT_DYADIC = 1
 _SALT_ROOT = 2
 _SALT_TIME = 3
 _SALT_LEVY = 4
-_DEFAULT_DEPTH = 24
+_DEFAULT_DEPTH = 16  # see the module docstring for the measured trade
 _DEFAULT_CACHE_BYTES = 8 << 20  # flat adjoint memory; reverse sweeps re-bridge ≈3 % of a solve
 _TIME_RTOL = 1e-12
+_POINT_CACHE = 4  # points W(t) kept by exact time: a sequential sweep computes each once
 
 
 def _check_shape(shape, who):
@@ -136,8 +144,10 @@ class BrownianInterval(AbstractBrownian):
         t0, t1: the time span (t0 < t1).
         shape: the shape of an increment, e.g. ``(batch, m)``.
         seed: a non-negative int; the path is a pure function of it.
-        tol: the finest dyadic spacing (default ``(t1 − t0)·2⁻²⁴``); the tree depth is
-            ``ceil(log2((t1 − t0)/tol))`` (at most 60).
+        tol: the resolution: the finest dyadic spacing (default ``(t1 − t0)·2⁻¹⁶``; the
+            attribute ``tol`` is the spacing actually used, ≤ the one asked for); the tree depth
+            is ``ceil(log2((t1 − t0)/tol))`` (at most 60). Increments over intervals inside one
+            finest leaf are refused.
         dtype: float dtype of returned increments (computed in float64).
         cache_bytes: the most memory the node cache may hold (default 8 MiB; at least 4·depth
             nodes are kept, enough for the ancestors of sequential queries); eviction only
@@ -168,59 +178,106 @@ class BrownianInterval(AbstractBrownian):
         self.dtype = np.dtype(dtype)
         self._n = 1 << depth
         self._leaf = span / self._n
+        self.tol = self._leaf
         self._snap = min(0.5, _TIME_RTOL * self._n)  # the time tolerance, in leaves
         self._size = int(np.prod(self.shape))
         self._max_entries = max(4 * depth, int(cache_bytes) // (8 * self._size))
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._points: dict[float, np.ndarray] = {}  # the last few points (sequential queries)
         self._zero = np.zeros(self._size)
         key = _key(self.seed, 0, _SALT_ROOT)
         self._root = _kernels.bridge(self._zero, self._zero, 0.0, math.sqrt(span), key,
                                      np.empty(self._size))
 
-    def _dyadic(self, j: int) -> np.ndarray:
-        """W at dyadic point j (of 2**depth), walking down from the root through the cache."""
-        if j == 0:
+    def _walk(self, j: int, exact: bool):
+        """W at dyadic point ``j`` (``exact``), or at both ends ``(W_j, W_{j+1})`` of the finest
+        leaf ``[j, j+1]``: down from the root through the cached nodes, then one kernel call
+        bridges the uncached levels, whose nodes join the cache (least recently used out)."""
+        if exact and j == 0:
             return self._zero
-        if j == self._n:
+        if exact and j == self._n:
             return self._root
         cache = self._cache
-        hit = cache.get(j)
-        if hit is not None:
-            cache.move_to_end(j)
-            return hit
         lo, hi, wlo, whi = 0, self._n, self._zero, self._root
-        while True:
+        while hi - lo > 1:
             mid = (lo + hi) >> 1
             wmid = cache.get(mid)
-            if wmid is not None:
-                cache.move_to_end(mid)
-            else:
-                std = 0.5 * math.sqrt((hi - lo) * self._leaf)
-                key = _key(self.seed, mid, _SALT_DYADIC)
-                wmid = _kernels.bridge(wlo, whi, 0.5, std, key, np.empty(self._size))
-                if len(cache) >= self._max_entries:
-                    cache.popitem(last=False)
-                cache[mid] = wmid
-            if mid == j:
+            if wmid is None:
+                break
+            cache.move_to_end(mid)
+            if exact and mid == j:
                 return wmid
             if j < mid:
                 hi, whi = mid, wmid
             else:
                 lo, wlo = mid, wmid
+        else:
+            return wlo, whi
+        levels = (hi - lo).bit_length() - 1
+        mids = np.empty((levels, self._size))
+        idx = np.empty(levels, dtype=np.int64)
+        k = _kernels.descend(np.uint64(self.seed), np.uint64(_SALT_DYADIC), lo, hi, wlo, whi, j,
+                             exact, self._leaf, mids, idx)
+        for r in range(k):
+            mid = int(idx[r])
+            if len(cache) >= self._max_entries:
+                cache.popitem(last=False)
+            cache[mid] = wmid = mids[r]
+            if j < mid:
+                hi, whi = mid, wmid
+            else:
+                lo, wlo = mid, wmid
+        return wmid if exact else (wlo, whi)
 
-    def _point(self, t):
+    def _locate(self, t):
+        """``(x, j, on_dyadic)``: t in leaves, its dyadic point or leaf, and which it is."""
         x = (t - self.t0) / self._leaf
         j = min(int(round(x)), self._n)
         if abs(x - j) <= self._snap:
             # On a dyadic point up to round-off (the times of a uniform grid rarely land exactly:
             # without the snap, each such query walks to the finest depth and bridges).
-            return self._dyadic(j).reshape(self.shape)
-        j = min(int(math.floor(x)), self._n - 1)
-        frac = x - j
-        wa, wb = self._dyadic(j), self._dyadic(j + 1)
-        std = math.sqrt(self._leaf * frac * (1.0 - frac))
-        out = _kernels.bridge(wa, wb, frac, std, _time_key(self.seed, t), np.empty(self._size))
-        return out.reshape(self.shape)
+            return x, j, True
+        return x, min(int(math.floor(x)), self._n - 1), False
+
+    def _point(self, t):
+        points = self._points
+        hit = points.get(t)
+        if hit is not None:
+            return hit
+        x, j, on_dyadic = self._locate(t)
+        if on_dyadic:
+            out = self._walk(j, True).reshape(self.shape)
+        else:
+            frac = x - j
+            wa, wb = self._walk(j, False)
+            std = math.sqrt(self._leaf * frac * (1.0 - frac))
+            out = _kernels.bridge(wa, wb, frac, std, _time_key(self.seed, t),
+                                  np.empty(self._size)).reshape(self.shape)
+        if len(points) >= _POINT_CACHE:
+            del points[next(iter(points))]
+        points[t] = out
+        return out
+
+    def increment(self, s: float, t: float) -> np.ndarray:
+        """``W(t) − W(s)`` (negative of ``increment(t, s)``), the same on every call.
+
+        Raises:
+            ValueError: s or t is outside ``[t0, t1]``, or s ≠ t lie in one finest leaf (closer
+                than ``tol``, off the dyadic points), where the joint law would not be exact.
+        """
+        s = self._check_time(s, "increment")
+        t = self._check_time(t, "increment")
+        if s != t:
+            _, js, ds = self._locate(s)
+            _, jt, dt = self._locate(t)
+            if js == jt and not (ds or dt):
+                raise ValueError(
+                    f"BrownianInterval.increment: s={s!r} and t={t!r} are closer than the "
+                    f"interval's resolution tol={self._leaf:.3g} (both inside one finest leaf, "
+                    f"where increments would not have the exact joint law); make the "
+                    f"BrownianInterval with a smaller tol"
+                )
+        return (self._point(t) - self._point(s)).astype(self.dtype, copy=False)
 
 
 @dataclass(eq=False)

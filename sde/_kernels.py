@@ -39,6 +39,34 @@ def node_key(seed, index, salt):
     return mix64(mix64(np.uint64(seed) ^ mix64(np.uint64(salt))) + np.uint64(index))
 
 
+@njit(cache=True)
+def descend(seed, salt, lo, hi, wlo, whi, j, stop_at_j, leaf, mids, idx):
+    """Walk a Brownian tree down from the bracket ``[lo, hi]`` (dyadic indices, values
+    ``wlo``, ``whi``) towards dyadic point ``j`` (``stop_at_j``) or the finest leaf ``[j, j+1]``,
+    bridging each midpoint: row ``k`` of ``mids`` gets W at dyadic point ``idx[k]``. Returns the
+    number of rows written. One call per query instead of one per level (the per-call overhead
+    was ≈ 10 % of a sequential sweep)."""
+    k = 0
+    a = wlo
+    b = whi
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        std = 0.5 * math.sqrt((hi - lo) * leaf)
+        out = mids[k]
+        bridge(a, b, 0.5, std, node_key(seed, mid, salt), out)
+        idx[k] = mid
+        k += 1
+        if stop_at_j and mid == j:
+            return k
+        if j < mid:
+            hi = mid
+            b = out
+        else:
+            lo = mid
+            a = out
+    return k
+
+
 # ------------------------------------------------------------------ Ornstein–Uhlenbeck, Euler
 # dy = θ (μ − y) dt + σ dW on a uniform grid; y: (paths, n+1), dW: (paths, n).
 

@@ -101,13 +101,18 @@ def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, ma
             f"Lévy areas on a fixed grid); use a fixed dt, or heun/euler_heun/milstein/euler"
         )
     if brownian is None:
-        return BrownianInterval(float(ts[0]), float(ts[-1]), (batch, m), seed=seed)
+        span = float(ts[-1]) - float(ts[0])
+        return BrownianInterval(float(ts[0]), float(ts[-1]), (batch, m), seed=seed,
+                                tol=span * ADAPTIVE_RESOLUTION)
     if not isinstance(brownian, BrownianInterval):
         raise ValueError(
             f"sdeint: adaptive=True needs brownian to be a BrownianInterval (rejected steps "
             f"re-query sub-intervals of the same path), got {type(brownian).__name__}"
         )
     return brownian
+
+
+ADAPTIVE_RESOLUTION = 2.0**-24  # the adaptive default interval's tol, as a fraction of the span
 
 
 def _make_brownian(times, batch, m, seed, levy):
@@ -123,7 +128,20 @@ def _make_brownian(times, batch, m, seed, levy):
     if np.allclose(steps, steps[0], rtol=1e-12, atol=0.0):
         span = steps[0] * (1 << max(1, math.ceil(math.log2(n))))
         span = max(span, t1 - t0)
-    return BrownianInterval(t0, t0 + span, shape, seed=seed)
+    tol = min(span * 2.0**-16, float(np.min(steps)) / 4)  # no two step ends in one leaf
+    return BrownianInterval(t0, t0 + span, shape, seed=seed, tol=tol)
+
+
+def _check_resolution(brownian, times):
+    """A user's BrownianInterval must resolve the smallest step (else increments inside one
+    leaf would not have the exact joint law; the interval itself would refuse mid-solve)."""
+    if isinstance(brownian, BrownianInterval):
+        h = float(np.min(np.diff(times)))
+        if h < brownian.tol:
+            raise ValueError(
+                f"sdeint: the smallest step {h:.3g} is below brownian's resolution "
+                f"tol={brownian.tol:.3g}; make the BrownianInterval with tol <= {h:.3g}"
+            )
 
 
 def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0,
@@ -146,7 +164,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         dt: the largest step; each save interval gets uniform steps of at most dt. Default: the
             smallest save spacing. With ``adaptive=True``: the first step tried.
         seed: the seed of the Brownian motion made when ``brownian`` is not given.
-        brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts``.
+        brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts`` (a
+            BrownianInterval must resolve the smallest step: ``tol`` <= it).
         adjoint: an :class:`Adjoint` (or its string): ``"backprop"``, ``"checkpoint"``,
             ``"reversible"``, ``"stochastic"``.
         snapshots: the snapshots per save interval with ``adjoint="checkpoint"``.
@@ -156,7 +175,9 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             solver without Lévy area; any adjoint (the accepted grid is then solved and
             differentiated as a fixed grid).
         rtol, atol: the adaptive tolerances (relative, absolute; both > 0 in sum).
-        dt_min: the smallest adaptive step before giving up (default ``(ts[-1] − ts[0])·1e-10``).
+        dt_min: the smallest adaptive step before giving up (default ``(ts[-1] − ts[0])·1e-10``;
+            never below 4× the Brownian interval's resolution ``tol``, whose default for
+            adaptive solves is ``(ts[-1] − ts[0])·2⁻²⁴``).
         max_steps: the most adaptive steps attempted.
 
     Returns:
@@ -225,7 +246,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     if adaptive:
         brownian = _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min,
                                    max_steps)
-        dt_min = (ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min)
+        dt_min = max((ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min),
+                     4.0 * brownian.tol)
         times, save, _, _ = select_grid(sde, solver, ts, _plain(y0), _plain(params), brownian,
                                         dt0=float(dt), rtol=float(rtol), atol=float(atol),
                                         dt_min=dt_min, max_steps=int(max_steps))
@@ -233,6 +255,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         times, save = make_grid(ts, float(dt))
         if brownian is None:
             brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area)
+        _check_resolution(brownian, times)
     grid = Grid(times, save, brownian, solver.needs_levy_area)
     run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots)
     ys = run(y0, params)

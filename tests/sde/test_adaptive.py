@@ -16,7 +16,7 @@ Y0 = np.ones((32, 2))
 
 
 def _bm(seed=5):
-    return sde.BrownianInterval(0.0, 1.0, (32, 2), seed=seed)
+    return sde.BrownianInterval(0.0, 1.0, (32, 2), seed=seed, tol=2.0**-24)
 
 
 def test_adaptive_matches_fixed_small_steps():

@@ -75,3 +75,43 @@ def test_coarsen_keeps_the_path_and_merges_levy_areas():
     assert abs(np.corrcoef(H[:, 0], dW[:, 0])[0, 1]) < 0.03
     with pytest.raises(ValueError, match="stride must be a positive int dividing the 64"):
         bm.coarsen(3)
+
+
+def test_interval_refuses_increments_inside_one_leaf():
+    """Two times in one finest leaf would get independent time-keyed bridges (the wrong joint
+    law): the increment is refused with the resolution named; dyadic points are always fine."""
+    bm = sde.BrownianInterval(0.0, 1.0, (2,), seed=1, tol=2.0**-10)
+    assert bm.tol == 2.0**-10
+    s = 0.3 * 2.0**-10 + 0.5
+    with pytest.raises(ValueError, match=r"closer than the interval's resolution tol=0\.000977"):
+        bm.increment(s, s + 0.2 * 2.0**-10)
+    bm.increment(0.5, s)  # a dyadic end: exact
+    bm.increment(s, s + 2.0**-10)  # adjacent leaves: exact
+    with pytest.raises(ValueError, match="below brownian's resolution"):
+        sde.sdeint(sde.SDE(lambda t, y, p: 0 * y, lambda t, y, p: 1 + 0 * y), np.zeros((2, 1)),
+                   np.array([0.0, 0.01]), dt=2.0**-12, brownian=sde.BrownianInterval(
+                       0.0, 1.0, (2, 1), tol=2.0**-10))
+
+
+def test_interval_sequential_sweep_computes_each_point_once():
+    """A forward sweep of off-grid steps bridges each new point once: about (depth − log2(n))
+    levels plus one time bridge per step, not two descents per increment."""
+    from sde import _kernels
+
+    calls = {"descend": 0}
+    real = _kernels.descend
+
+    def counting(*args):
+        calls["descend"] += 1
+        return real(*args)
+
+    bm = sde.BrownianInterval(0.0, 1.0, (2, 3), seed=2)
+    ts = np.linspace(0.0, 1.0, 101)
+    _kernels.descend = counting
+    try:
+        for a, b in zip(ts[:-1], ts[1:]):
+            bm.increment(a, b)
+    finally:
+        _kernels.descend = real
+    assert calls["descend"] <= 101  # one kernel call per new point at most
+    assert len(bm._points) <= 4

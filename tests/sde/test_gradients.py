@@ -94,12 +94,14 @@ def _rel(prob, method, dt):
 @pytest.mark.parametrize("prob,method,tol", [
     (coupled(), "euler", 0.02),           # Itô, coupled diagonal: Itô–Stratonovich correction
     (coupled("stratonovich"), "heun", 0.005),
-    (general(), "euler", 0.02),
+    (general(), "euler", 0.08),           # non-commutative: 1–5 % over seeds 0–5 measured
     (problems.scalar_gbm(), "milstein", 0.02),
 ])
 def test_stochastic_adjoint_vs_backprop(prob, method, tol):
     """On the same path, the adjoint's gradient differs from backprop's by the discretisation
-    error (strong order 0.5 for Euler): ≈0.4–0.8 % at dt = 1/500 measured; tol leaves 2–3×."""
+    error (strong order 0.5 for Euler): for the diagonal and scalar problems ≈0.1–1.1 % at
+    dt = 1/500 over seeds 0–5 (tol leaves ≥ 2×); for general (non-commutative) noise, without
+    Lévy areas, 1–5 % (√dt ≈ 4.5 %)."""
     assert _rel(prob, method, 2e-3) < tol
 
 
