@@ -76,7 +76,7 @@ def _augmented(sde, t, dt, dW, y, a, params):
 
 def stochastic_adjoint_solve(sde, solver, grid: Grid):
     """A ``custom_vjp`` function ``(y0, params) -> ys`` differentiated by the stochastic adjoint."""
-    times = grid.times
+    times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
     save_set = {int(i): n for n, i in enumerate(grid.save)}
 
     @ds.custom_vjp

@@ -27,7 +27,7 @@ __all__ = ["reversible_solve"]
 
 def reversible_solve(sde, solver, grid: Grid):
     """A ``custom_vjp`` function ``(y0, params) -> ys`` for reversible Heun on ``grid``."""
-    times = grid.times
+    times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
 
     def forward(y0, params):
         state = solver.init(sde, times[0], y0, params)

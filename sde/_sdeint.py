@@ -83,7 +83,8 @@ def _check_outputs(sde, y0, params, t0):
     return sde.brownian_dim(d, g.shape)
 
 
-def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, max_steps):
+def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, max_steps,
+                    dtype=np.float64):
     """Validate the adaptive options; return the Brownian interval to step on."""
     for name, v in (("rtol", rtol), ("atol", atol)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
@@ -103,7 +104,7 @@ def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, ma
     if brownian is None:
         span = float(ts[-1]) - float(ts[0])
         return BrownianInterval(float(ts[0]), float(ts[-1]), (batch, m), seed=seed,
-                                tol=span * ADAPTIVE_RESOLUTION)
+                                tol=span * ADAPTIVE_RESOLUTION, dtype=dtype)
     if not isinstance(brownian, BrownianInterval):
         raise ValueError(
             f"sdeint: adaptive=True needs brownian to be a BrownianInterval (rejected steps "
@@ -115,12 +116,17 @@ def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, ma
 ADAPTIVE_RESOLUTION = 2.0**-24  # the adaptive default interval's tol, as a fraction of the span
 
 
-def _make_brownian(times, batch, m, seed, levy):
+def _noise_dtype(y0):
+    """The default Brownian motion's dtype: float32 for a float32 state (float64 otherwise)."""
+    return np.float32 if np.result_type(getval(y0)) == np.float32 else np.float64
+
+
+def _make_brownian(times, batch, m, seed, levy, dtype=np.float64):
     """The default noise: a stored path when Lévy area is needed, else a Brownian interval
     whose span is stretched so that a uniform step grid lands on its dyadic points."""
     shape = (batch, m)
     if levy:
-        return BrownianPath(times, shape, seed=seed, levy_area=True)
+        return BrownianPath(times, shape, seed=seed, levy_area=True, dtype=dtype)
     t0, t1 = float(times[0]), float(times[-1])
     steps = np.diff(times)
     n = times.size - 1
@@ -129,7 +135,7 @@ def _make_brownian(times, batch, m, seed, levy):
         span = steps[0] * (1 << max(1, math.ceil(math.log2(n))))
         span = max(span, t1 - t0)
     tol = min(span * 2.0**-16, float(np.min(steps)) / 4)  # no two step ends in one leaf
-    return BrownianInterval(t0, t0 + span, shape, seed=seed, tol=tol)
+    return BrownianInterval(t0, t0 + span, shape, seed=seed, tol=tol, dtype=dtype)
 
 
 def _check_resolution(brownian, times):
@@ -245,7 +251,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             brownian.levy_area(ts[0], ts[-1])  # raises the explanatory error
     if adaptive:
         brownian = _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min,
-                                   max_steps)
+                                   max_steps, _noise_dtype(y0))
         dt_min = max((ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min),
                      4.0 * brownian.tol)
         times, save, _, _ = select_grid(sde, solver, ts, _plain(y0), _plain(params), brownian,
@@ -254,7 +260,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     else:
         times, save = make_grid(ts, float(dt))
         if brownian is None:
-            brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area)
+            brownian = _make_brownian(times, batch, m, seed, solver.needs_levy_area,
+                                      _noise_dtype(y0))
         _check_resolution(brownian, times)
     grid = Grid(times, save, brownian, solver.needs_levy_area)
     run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots)

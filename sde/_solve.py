@@ -26,7 +26,7 @@ def check_finite(y, t: float) -> None:
 
 def solve(sde, solver, grid: Grid, y0, params):
     """The plain stepping loop (traced when its inputs are): ``ys`` at the save indices."""
-    times = grid.times
+    times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
     state = solver.init(sde, times[0], y0, params)
     y = y0
     ys = [y0]
@@ -44,7 +44,7 @@ def solve(sde, solver, grid: Grid, y0, params):
 
 def solve_checkpointed(sde, solver, grid: Grid, y0, params, snapshots):
     """:func:`solve` with each save interval under :func:`diffsci.checkpointed_loop`."""
-    times = grid.times
+    times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
 
     def step(carry, p):
         k, y, state = carry

@@ -4,12 +4,13 @@ Tolerances: the mean absolute error at T over the paths is compared with K·dt^p
 declared strong order for the problem's noise and K = 4× the constant measured for that solver
 and problem (at the dt used, the constants are all O(1)); this guards against wrong schemes (a
 wrong scheme is off by O(1) or by a lower power of dt) without a statistical convergence study,
-which lives in benchmarks/bench_sde.py.
+which lives in benchmarks/convergence/.
 """
 
 import numpy as np
 import pytest
 
+import diffsci as ds
 import sde
 from tests.sde import problems
 
@@ -154,3 +155,30 @@ def test_sri_refuses_what_it_does_not_solve():
         sde.sdeint(problems.gbm("stratonovich"), Y0, TS, P, method="sri", dt=0.1)
     with pytest.raises(ValueError, match="method 'sri' does not support noise 'additive'"):
         sde.sdeint(problems.additive_ou(), Y0, TS, (1.0, 0.0, np.eye(2)), method="sri", dt=0.1)
+
+
+@pytest.mark.parametrize("adjoint,method", [("backprop", "euler_heun"),
+                                            ("checkpoint", "euler_heun"),
+                                            ("reversible", "reversible_heun"),
+                                            ("stochastic", "euler_heun")])
+def test_float32_in_float32_out(adjoint, method):
+    """dtype is preserved (DESIGN.md): a float32 state and float32 parameters give float32
+    solutions and gradients with every gradient method, close to the float64 ones."""
+    prob = sde.SDE(lambda t, y, p: -p[0] * y, lambda t, y, p: p[1] * np.cos(y),
+                   calculus="stratonovich")
+    ts = np.array([0.0, 0.5, 1.0])
+
+    def loss(y0, p):
+        return np.sum(sde.sdeint(prob, y0, ts, p, method=method, dt=0.05, adjoint=adjoint,
+                                 seed=3)[-1] ** 2)
+
+    y0 = np.array([[1.0, 0.5], [0.3, -0.2]])
+    p = np.array([0.7, 0.3])
+    ys = sde.sdeint(prob, y0.astype(np.float32), ts, p.astype(np.float32), method=method,
+                    dt=0.05, adjoint=adjoint, seed=3)
+    assert ys.dtype == np.float32
+    g32 = ds.grad(loss, argnums=(0, 1))(y0.astype(np.float32), p.astype(np.float32))
+    g64 = ds.grad(loss, argnums=(0, 1))(y0, p)
+    for a, b in zip(g32, g64):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
