@@ -33,7 +33,7 @@ from __future__ import annotations
 import types
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 # Kinds of elementary operations (a program's ``kinds`` column).
 K_MAT1 = 0  # general 1-qubit matrix mats[g, :2, :2] on bit0, controlled by cmask
@@ -204,26 +204,31 @@ def apply_diag(psi, b, cmask, d0, d1):
 def _rot1_blocked(psi, bit, m00, m01, m10, m11):
     """psi <- [[m00, m01], [m10, m11]] on one uncontrolled bit, in contiguous blocks.
 
-    The inner loop runs over ``bit`` consecutive amplitudes with unit stride (no index
-    arithmetic per amplitude), which Numba vectorises; the fast path of RX/RY/RZ (one wire).
+    The inner loop runs over ``bit`` consecutive amplitudes with unit stride; the indices are
+    unsigned (:data:`uint64`) so Numba emits no negative-index wraparound and LLVM vectorises the
+    loop (measured 1.1 -> 0.5 ns per amplitude at 16 qubits). The fast path of RX/RY/RZ.
     """
     n = psi.size
     for base in range(0, n, 2 * bit):
-        for i in range(base, base + bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
             a0 = psi[i]
-            a1 = psi[i + bit]
+            a1 = psi[j]
             psi[i] = m00 * a0 + m01 * a1
-            psi[i + bit] = m10 * a0 + m11 * a1
+            psi[j] = m10 * a0 + m11 * a1
 
 
 @njit(cache=True)
 def _diag1_blocked(psi, bit, d0, d1):
-    """psi <- diag(d0, d1) on one uncontrolled bit, in contiguous blocks."""
+    """psi <- diag(d0, d1) on one uncontrolled bit, in contiguous blocks (unsigned indices)."""
     n = psi.size
     for base in range(0, n, 2 * bit):
-        for i in range(base, base + bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
             psi[i] *= d0
-            psi[i + bit] *= d1
+            psi[j] *= d1
 
 
 #: States of at least this many amplitudes use the ``parallel=True`` kernels (when Numba runs more
@@ -243,10 +248,12 @@ def _cx1(psi, b, c):
     run = 1 << lo
     for o in prange(psi.size >> (2 + lo)):
         i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
-        for i in range(i0, i0 + run):
+        for r in range(run):
+            i = uint64(i0 + r)
+            j = uint64(i0 + r + bit)
             t = psi[i]
-            psi[i] = psi[i + bit]
-            psi[i + bit] = t
+            psi[i] = psi[j]
+            psi[j] = t
 
 
 def _rot1_idx(psi, b, m00, m01, m10, m11):
@@ -526,126 +533,209 @@ def add_generator(dst, psi, kind, ints, coef):
 #: Reductions may be reassociated so that LLVM vectorises them (sums differ in the last bits only).
 REDUCE_FLAGS = {"reassoc", "nsz", "contract"}
 
+# Paired adjoint kernels (DERIVATIONS.md eq. A7–A8). A one-wire rotation row is classified once as
+# ``U = exp(-i phi sigma P / 2)`` with ``P`` one of Z (code 0), X (1), Y (2) and a sign sigma; then
+# ``U† = c + i s P`` with ``c = cos(phi/2)``, ``s = sigma sin(phi/2)``, and the gradient term
+# ``Re⟨λ, A ψ⟩ = (sigma / 2) Im⟨λ, P ψ⟩`` (A = -i sigma P / 2). The per-amplitude arithmetic is
+# specialised per Pauli (a diagonal phase for Z, a real matrix for Y, a swap-and-i for X) instead
+# of a general complex 2×2 product; the branches are loop-invariant, so LLVM unswitches them.
 
-@njit(cache=True, fastmath=REDUCE_FLAGS)
-def _rot1_adjoint_step(psi, lam, bit, xmask, zmask, ny, phi):
-    """One step of the adjoint sweep for an uncontrolled one-wire rotation, in one pass.
-
-    Returns ⟨lam, A psi⟩ (A = -i/2 P, as :func:`generator_inner`) and applies U(phi)† to both
-    psi and lam, reading and writing each amplitude pair once instead of three times.
-    """
-    c = np.cos(0.5 * phi)
-    s = -np.sin(0.5 * phi)  # U† = exp(+i phi P / 2)
-    n = psi.size
-    acc = 0.0j
-    if xmask == 0:
-        d0 = complex(c, -s)
-        d1 = complex(c, s)
-        for base in range(0, n, 2 * bit):
-            for i in range(base, base + bit):
-                a0 = psi[i]
-                a1 = psi[i + bit]
-                l0 = lam[i]
-                l1 = lam[i + bit]
-                acc += np.conj(l0) * a0 - np.conj(l1) * a1
-                psi[i] = d0 * a0
-                psi[i + bit] = d1 * a1
-                lam[i] = d0 * l0
-                lam[i + bit] = d1 * l1
-    else:
-        sz = -1.0 if zmask else 1.0
-        ph = _iphase(ny) * complex(0.0, -s)
-        m01 = -ph if zmask else ph
-        for base in range(0, n, 2 * bit):
-            for i in range(base, base + bit):
-                a0 = psi[i]
-                a1 = psi[i + bit]
-                l0 = lam[i]
-                l1 = lam[i + bit]
-                acc += np.conj(l0) * a1 * sz + np.conj(l1) * a0
-                psi[i] = c * a0 + m01 * a1
-                psi[i + bit] = ph * a0 + c * a1
-                lam[i] = c * l0 + m01 * l1
-                lam[i + bit] = ph * l0 + c * l1
-    return complex(0.0, -0.5) * _iphase(ny) * acc
+P_Z, P_X, P_Y = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def _pauli1(row):
-    """The real 2×2 matrix P / i**ny of a one-wire Pauli row: Z, X, or Y / i = [[0, -1], [1, 0]]."""
+def _pauli_code(row):
+    """(code, sigma) of a one-wire rotation row: P = sigma · {Z, X, Y}[code] (eq. A8)."""
     if row[3] == 0:
-        return 1.0, 0.0, 0.0, -1.0
-    if row[4]:
-        return 0.0, -1.0, 1.0, 0.0
-    return 0.0, 1.0, 1.0, 0.0
+        t, k = P_Z, row[5]
+    elif row[4] == 0:
+        t, k = P_X, row[5]
+    else:
+        t, k = P_Y, row[5] - 1  # P = i**ny X Z = i**(ny - 1) Y on one wire
+    return t, (1.0 if (k & 3) == 0 else -1.0)
 
 
 @njit(cache=True, inline="always")
-def _mm(a00, a01, a10, a11, b00, b01, b10, b11):
-    """The 2×2 product A B."""
-    return (a00 * b00 + a01 * b10, a00 * b01 + a01 * b11,
-            a10 * b00 + a11 * b10, a10 * b01 + a11 * b11)
+def _im_inner(t, l0, l1, a0, a1):
+    """Im(conj(l0) (P a)_0 + conj(l1) (P a)_1) for the Pauli P of code t."""
+    if t == P_Z:  # (a0, -a1)
+        return (l0.real * a0.imag - l0.imag * a0.real) - (l1.real * a1.imag - l1.imag * a1.real)
+    if t == P_X:  # (a1, a0)
+        return (l0.real * a1.imag - l0.imag * a1.real) + (l1.real * a0.imag - l1.imag * a0.real)
+    # Y: (-i a1, i a0); Im(-i z) = -Re z
+    return (l1.real * a0.real + l1.imag * a0.imag) - (l0.real * a1.real + l0.imag * a1.imag)
 
 
-@njit(cache=True, fastmath=REDUCE_FLAGS)
-def _rot2_adjoint_step(psi, lam, bit, hi_row, phi_hi, lo_row, phi_lo):
-    """Two adjoint-sweep steps (rows g = hi and g - 1 = lo, one-wire rotations on one bit) in
-    one pass: returns (Re⟨lam_g, A_g psi_g⟩, Re⟨lam_{g-1}, A_{g-1} psi_{g-1}⟩) and applies
-    M = U_lo† U_hi† to psi and lam.
+@njit(cache=True, inline="always")
+def _rot_dagger(t, c, s, a0, a1):
+    """(c + i s P) (a0, a1) for the Pauli P of code t."""
+    if t == P_Z:  # diag(c + i s, c - i s)
+        return (complex(c * a0.real - s * a0.imag, c * a0.imag + s * a0.real),
+                complex(c * a1.real + s * a1.imag, c * a1.imag - s * a1.real))
+    if t == P_X:  # [[c, i s], [i s, c]]
+        return (complex(c * a0.real - s * a1.imag, c * a0.imag + s * a1.real),
+                complex(c * a1.real - s * a0.imag, c * a1.imag + s * a0.real))
+    return c * a0 + s * a1, c * a1 - s * a0  # Y: i s Y = [[0, s], [-s, 0]]
 
-    Both inner products are taken on the entry values: ⟨U_hi† λ, A_lo U_hi† ψ⟩ = ⟨λ, R_lo ψ⟩ with
-    R_lo = U_hi A_lo U_hi† (a 2×2 matrix formed once), so the loop is three 2×2 products.
+
+@njit(cache=True, inline="always")
+def _rot_cs(row, phi):
+    """(code, c, s, sigma) of a one-wire rotation row at angle phi: U† = c + i s P."""
+    t, sigma = _pauli_code(row)
+    return t, np.cos(0.5 * phi), sigma * np.sin(0.5 * phi), sigma
+
+
+# The loops below run over blocks ``base`` of ``2 * bit`` amplitudes and, inside, ``bit``
+# consecutive pairs with unsigned (``uint64``) indices and ``bit`` passed in (not derived from
+# the bit position): the affine, wraparound-free form that LLVM vectorises (measured at 16 qubits:
+# ≈ 3× faster than the pair-by-index form, which stays scalar). The Pauli codes are compile-time
+# constants ``TA``/``TB`` in specialised copies (:func:`_specialise`): runtime codes cost ≈ 1.6×.
+
+
+TA = TB = P_Z  # the Pauli codes of the bodies below; each specialised copy binds its own
+
+
+def _rot1_adj_body(psi, lam, bit, c, s):
+    """One adjoint-sweep step of a one-wire rotation (Pauli code ``TA``) on the bit ``bit``, in
+    one pass over (psi, lam) (eq. A8): returns Im⟨lam, P psi⟩ on the entry values and applies
+    U† = c + i s P to psi and lam.
     """
-    f = complex(0.0, -0.5)
-    u00, u01, u10, u11 = _rot1_matrix(hi_row, phi_hi)
-    h00, h01, h10, h11 = _rot1_matrix(hi_row, -phi_hi)  # U(-phi) = U(phi)†
-    l00, l01, l10, l11 = _rot1_matrix(lo_row, -phi_lo)
-    m00, m01, m10, m11 = _mm(l00, l01, l10, l11, h00, h01, h10, h11)
-    p00, p01, p10, p11 = _pauli1(hi_row)
-    e = f * _iphase(hi_row[5])
-    r00, r01, r10, r11 = e * p00, e * p01, e * p10, e * p11
-    p00, p01, p10, p11 = _pauli1(lo_row)
-    e = f * _iphase(lo_row[5])
-    t00, t01, t10, t11 = _mm(u00, u01, u10, u11, e * p00, e * p01, e * p10, e * p11)
-    q00, q01, q10, q11 = _mm(t00, t01, t10, t11, h00, h01, h10, h11)
-    d_hi = 0.0
-    d_lo = 0.0
-    n = psi.size
-    for base in range(0, n, 2 * bit):
-        for i in range(base, base + bit):
-            a0 = psi[i]
-            a1 = psi[i + bit]
-            k0 = lam[i]
-            k1 = lam[i + bit]
-            z0 = r00 * a0 + r01 * a1
-            z1 = r10 * a0 + r11 * a1
-            d_hi += k0.real * z0.real + k0.imag * z0.imag + k1.real * z1.real + k1.imag * z1.imag
-            z0 = q00 * a0 + q01 * a1
-            z1 = q10 * a0 + q11 * a1
-            d_lo += k0.real * z0.real + k0.imag * z0.imag + k1.real * z1.real + k1.imag * z1.imag
-            psi[i] = m00 * a0 + m01 * a1
-            psi[i + bit] = m10 * a0 + m11 * a1
-            lam[i] = m00 * k0 + m01 * k1
-            lam[i + bit] = m10 * k0 + m11 * k1
-    return d_hi, d_lo
+    acc = 0.0
+    for base in range(0, psi.size, 2 * bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            a0, a1 = psi[i], psi[j]
+            l0, l1 = lam[i], lam[j]
+            acc += _im_inner(TA, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(TA, c, s, a0, a1)
+            l0, l1 = _rot_dagger(TA, c, s, l0, l1)
+            psi[i], psi[j] = a0, a1
+            lam[i], lam[j] = l0, l1
+    return acc
+
+
+def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb):
+    """Two adjoint-sweep steps (rows g, Pauli code ``TA``, then g - 1, code ``TB``: one-wire
+    rotations on one bit) in one pass over (psi, lam) (eq. A7–A8): returns
+    (Im⟨lam_g, P_a psi_g⟩, Im⟨lam_{g-1}, P_b psi_{g-1}⟩) and applies U_b† U_a† to psi and lam,
+    the intermediate values staying in registers.
+    """
+    da = 0.0
+    db = 0.0
+    for base in range(0, psi.size, 2 * bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            a0, a1 = psi[i], psi[j]
+            l0, l1 = lam[i], lam[j]
+            da += _im_inner(TA, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(TA, ca, sa, a0, a1)
+            l0, l1 = _rot_dagger(TA, ca, sa, l0, l1)
+            db += _im_inner(TB, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(TB, cb, sb, a0, a1)
+            l0, l1 = _rot_dagger(TB, cb, sb, l0, l1)
+            psi[i], psi[j] = a0, a1
+            lam[i], lam[j] = l0, l1
+    return da, db
+
+
+def _rot2_adj_par_body(psi, lam, bit, ta, ca, sa, tb, cb, sb):
+    """:func:`_rot2_adj_body` with runtime Pauli codes, blocks shared among threads."""
+    da = 0.0
+    db = 0.0
+    for blk in prange(psi.size // (2 * bit)):
+        base = blk * 2 * bit
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            a0, a1 = psi[i], psi[j]
+            l0, l1 = lam[i], lam[j]
+            da += _im_inner(ta, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(ta, ca, sa, a0, a1)
+            l0, l1 = _rot_dagger(ta, ca, sa, l0, l1)
+            db += _im_inner(tb, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(tb, cb, sb, a0, a1)
+            l0, l1 = _rot_dagger(tb, cb, sb, l0, l1)
+            psi[i], psi[j] = a0, a1
+            lam[i], lam[j] = l0, l1
+    return da, db
+
+
+def _specialise(fn, suffix, parallel=False, **consts):
+    """An njit copy of ``fn`` whose globals ``consts`` (e.g. ``TA=P_Z``) are compile-time
+    constants; a distinct qualified name keeps it apart in Numba's on-disk cache."""
+    glob = dict(fn.__globals__)
+    glob.update(consts)
+    f = types.FunctionType(fn.__code__, glob, fn.__name__ + suffix, fn.__defaults__,
+                           fn.__closure__)
+    f.__qualname__ = fn.__qualname__ + suffix
+    f.__doc__ = fn.__doc__
+    return njit(cache=True, fastmath=REDUCE_FLAGS, parallel=parallel)(f)
+
+
+_PN = "zxy"
+_rot1_adj_z, _rot1_adj_x, _rot1_adj_y = (
+    _specialise(_rot1_adj_body, "_" + _PN[a], TA=a) for a in range(3))
+(_rot2_adj_zz, _rot2_adj_zx, _rot2_adj_zy, _rot2_adj_xz, _rot2_adj_xx, _rot2_adj_xy,
+ _rot2_adj_yz, _rot2_adj_yx, _rot2_adj_yy) = (
+    _specialise(_rot2_adj_body, "_" + _PN[a] + _PN[b], TA=a, TB=b)
+    for a in range(3) for b in range(3))
+rot2_adj_par = _specialise(_rot2_adj_par_body, "", parallel=True)
 
 
 @njit(cache=True)
-def _cx1_pair(psi, lam, b, c):
+def rot1_adj(psi, lam, bit, t, c, s):
+    """:func:`_rot1_adj_body` for the Pauli code t (serial)."""
+    if t == P_Z:
+        return _rot1_adj_z(psi, lam, bit, c, s)
+    if t == P_X:
+        return _rot1_adj_x(psi, lam, bit, c, s)
+    return _rot1_adj_y(psi, lam, bit, c, s)
+
+
+@njit(cache=True)
+def rot2_adj(psi, lam, bit, ta, ca, sa, tb, cb, sb):
+    """:func:`_rot2_adj_body` for the Pauli codes (ta, tb) (serial)."""
+    if ta == P_Z:
+        if tb == P_Z:
+            return _rot2_adj_zz(psi, lam, bit, ca, sa, cb, sb)
+        if tb == P_X:
+            return _rot2_adj_zx(psi, lam, bit, ca, sa, cb, sb)
+        return _rot2_adj_zy(psi, lam, bit, ca, sa, cb, sb)
+    if ta == P_X:
+        if tb == P_Z:
+            return _rot2_adj_xz(psi, lam, bit, ca, sa, cb, sb)
+        if tb == P_X:
+            return _rot2_adj_xx(psi, lam, bit, ca, sa, cb, sb)
+        return _rot2_adj_xy(psi, lam, bit, ca, sa, cb, sb)
+    if tb == P_Z:
+        return _rot2_adj_yz(psi, lam, bit, ca, sa, cb, sb)
+    if tb == P_X:
+        return _rot2_adj_yx(psi, lam, bit, ca, sa, cb, sb)
+    return _rot2_adj_yy(psi, lam, bit, ca, sa, cb, sb)
+
+
+def _cx1_pair_body(psi, lam, b, c):
     """CNOT (control bit c, target bit b) on psi and lam in one pass (it is its own inverse)."""
     lo, hi = min(b, c), max(b, c)
     bit = 1 << b
     cbit = 1 << c
     run = 1 << lo
-    for o in range(psi.size >> (2 + lo)):
+    for o in prange(psi.size >> (2 + lo)):
         i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
-        for i in range(i0, i0 + run):
+        for r in range(run):
+            i = uint64(i0 + r)
+            j = uint64(i0 + r + bit)
             t = psi[i]
-            psi[i] = psi[i + bit]
-            psi[i + bit] = t
+            psi[i] = psi[j]
+            psi[j] = t
             t = lam[i]
-            lam[i] = lam[i + bit]
-            lam[i + bit] = t
+            lam[i] = lam[j]
+            lam[j] = t
+
+
+_cx1_pair, cx1_pair_par = _twin(_cx1_pair_body)
 
 
 @njit(cache=True)
@@ -661,23 +751,29 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
         phi = _angle(g, pidx, scale, offset, theta)
         row = ints[g]
         one = _is_rot1(kind, row)
-        if not par and one and g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == one:
-            d_hi, d_lo = _rot2_adjoint_step(psi, lam, one, row, phi, ints[g - 1],
-                                            _angle(g - 1, pidx, scale, offset, theta))
+        if one:
+            ta, ca, sa, siga = _rot_cs(row, phi)
+            if g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == one:  # a pair (eq. A7)
+                tb, cb, sb, sigb = _rot_cs(ints[g - 1], _angle(g - 1, pidx, scale, offset, theta))
+                if par:
+                    da, db = rot2_adj_par(psi, lam, one, ta, ca, sa, tb, cb, sb)
+                else:
+                    da, db = rot2_adj(psi, lam, one, ta, ca, sa, tb, cb, sb)
+                if pidx[g - 1] >= 0:
+                    grad[pidx[g - 1]] += scale[g - 1] * 0.5 * sigb * db
+                step = 2
+            else:
+                da = rot1_adj(psi, lam, one, ta, ca, sa)
+                step = 1
             if pidx[g] >= 0:
-                grad[pidx[g]] += scale[g] * d_hi
-            if pidx[g - 1] >= 0:
-                grad[pidx[g - 1]] += scale[g - 1] * d_lo
-            g -= 2
+                grad[pidx[g]] += scale[g] * 0.5 * siga * da
+            g -= step
             continue
-        if not par and one:
-            d = _rot1_adjoint_step(psi, lam, one, row[3], row[4], row[5], phi).real
-            if pidx[g] >= 0:
-                grad[pidx[g]] += scale[g] * d
-            g -= 1
-            continue
-        if not par and kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
-            _cx1_pair(psi, lam, row[0], _log2(row[2]))
+        if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
+            if par:
+                cx1_pair_par(psi, lam, row[0], _log2(row[2]))
+            else:
+                _cx1_pair(psi, lam, row[0], _log2(row[2]))
             g -= 1
             continue
         if pidx[g] >= 0:
@@ -958,5 +1054,36 @@ def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
             out[j] += _group_coef(src, lo, hi, tz, tph) * psi[src]
 
 
+def _fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
+    """out <- out + coef · H psi for a fused Hamiltonian (no temporary state).
+
+    The adjoint method's cotangent ``λ = 2 Σ_m ḡ_m H_m ψ`` (eq. A1) is built by one call per
+    observable into one buffer.
+    """
+    if diag.size:
+        for j in prange(psi.size):
+            out[j] += (coef * diag[j]) * psi[j]
+    for g in range(gx.size):
+        x = gx[g]
+        lo = gstart[g]
+        hi = gstart[g + 1]
+        if _pure_x(lo, hi, tz):
+            c = 0.0
+            for k in range(lo, hi):
+                c += tph[k].real
+            c *= coef
+            p = _log2(x & -x)
+            for k in prange(psi.size >> 1):
+                j = _insert0(k, p)
+                j2 = j ^ x
+                out[j] += c * psi[j2]
+                out[j2] += c * psi[j]
+            continue
+        for j in prange(psi.size):
+            src = j ^ x
+            out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
+
+
 fused_expval, fused_expval_par = _twin(_fused_expval)
 fused_apply, fused_apply_par = _twin(_fused_apply)
+fused_axpy, fused_axpy_par = _twin(_fused_axpy)

@@ -15,7 +15,7 @@ from diffsci.devices import check_device
 
 from ._model import Circuit, Hamiltonian, compile_observable
 from ._noise import MAX_DENSITY_QUBITS, observable_vectors
-from ._ops import Static, forward_states, pauli_p, shift_expval_p, state_p
+from ._ops import Static, expval_p, forward_states, pauli_p, shift_expval_p, state_p
 
 METHODS = ("adjoint", "parameter-shift")
 
@@ -171,8 +171,10 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
         h = observable_vectors(obs, circuit.n_qubits)
         return _squeeze(np.real(rho @ np.conj(h).T), single)
     static = Static(circuit.program, obs, check_device(device))
-    if method == "adjoint":
-        out = pauli_p(state_p(theta, static), static)
+    if method == "adjoint" and _is_traced(theta) and _is_traced(theta._value):
+        out = pauli_p(state_p(theta, static), static)  # nested: the composed second-order rules
+    elif method == "adjoint":
+        out = expval_p(theta, static)  # one primitive: three state vectors at the peak
     else:
         out = shift_expval_p(theta, static)
     return _squeeze(out, single)

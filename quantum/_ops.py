@@ -64,15 +64,19 @@ def forward_states(program: Program, theta: np.ndarray, device: str = "cpu") -> 
 
 
 def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np.ndarray,
-                device: str = "cpu") -> np.ndarray:
-    """θ̄ = Re(J^H ψ̄) by one backward sweep; ``psi`` is the final state (not modified)."""
+                device: str = "cpu", *, own_psibar: bool = False) -> np.ndarray:
+    """θ̄ = Re(J^H ψ̄) by one backward sweep; ``psi`` is the final state (not modified).
+
+    ``own_psibar``: ψ̄ is a scratch complex128 buffer of the caller's, overwritten by the sweep
+    (saves a copy: one state vector less at the peak).
+    """
     if device == "cuda":
         from . import _cuda
 
         return _cuda.adjoint_vjp(program, theta, psi, psibar)
     grad = np.zeros(theta.shape, np.float64)
     p = np.array(psi, np.complex128, copy=True)
-    lam = np.array(psibar, np.complex128, copy=True)
+    lam = psibar if own_psibar else np.array(psibar, np.complex128, copy=True)
     n_chan = int(np.count_nonzero((program.kinds == K.K_CHAN) | (program.kinds == K.K_CHAN2)))
     if n_chan:  # density-matrix program: replay the forward pass saving a state per channel
         for b in np.ndindex(theta.shape[:-1]):
@@ -137,6 +141,16 @@ def apply_observables(obs, psi: np.ndarray) -> np.ndarray:
     for b in np.ndindex(psi.shape[:-1]):
         for m, o in enumerate(obs):
             kernel(psi[b], out[b + (m,)], *o.fused)
+    return out
+
+
+def observables_cotangent(obs, psi: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``ψ̄ = 2 Σ_m g_m H_m ψ`` (eq. A1) into one new buffer, without a ``H_m ψ`` temporary."""
+    out = np.zeros(psi.shape, np.complex128)
+    kernel = K.fused_axpy_par if _par(psi.shape[-1]) else K.fused_axpy
+    for b in np.ndindex(psi.shape[:-1]):
+        for m, o in enumerate(obs):
+            kernel(psi[b], out[b], 2.0 * float(g[b + (m,)]), *o.fused)
     return out
 
 
@@ -282,6 +296,53 @@ def _pauli_bwd(res, g):
 
 
 pauli_p.defvjp(_pauli_fwd, _pauli_bwd)
+
+
+# ---------------------------------------------------------------------------- fused expval
+#
+# ``expval_p = pauli_p ∘ state_p`` as one primitive, for θ traced by one level of differentiation
+# (``ds.grad``, ``ds.value_and_grad``, ``ds.jvp``, ``ds.jacobian``: the common case). Its backward
+# rule builds λ = 2 Σ_m ḡ_m H_m ψ in one buffer (``fused_axpy``) and sweeps it in place, so one
+# value and gradient holds three state vectors at the peak (ψ saved by the forward pass, its
+# copy swept back, λ) and records one tape entry instead of four. Nested differentiation (hessian)
+# goes through the composed primitives above, which carry the second-order rules.
+
+
+@ds.custom_vjp
+def expval_p(theta, static: Static):
+    """``[⟨ψ(θ)|H_m|ψ(θ)⟩]_m``, shape ``theta.shape[:-1] + (M,)``, by the adjoint method."""
+    return observables_values(static.obs, forward_states(static.program, theta, static.device))
+
+
+def _expval_fwd(theta, static):
+    psi = forward_states(static.program, theta, static.device)
+    return observables_values(static.obs, psi), (theta, psi, static)
+
+
+def _expval_bwd(res, g):
+    theta, psi, static = res
+    if not (_plain(g) and _plain(theta)):  # defensive: a traced cotangent takes the composed rules
+        psibar = _pauli_bwd((psi, Static(None, static.obs)), g)[0]
+        return _state_bwd((theta, psi, static), psibar)
+    lam = observables_cotangent(static.obs, psi, np.asarray(g, np.float64))
+    return adjoint_vjp(static.program, theta, psi, lam, static.device, own_psibar=True), None
+
+
+def _expval_jvp(primals, tangents):
+    """d⟨H_m⟩ = 2 Re⟨H_m ψ, ψ̇⟩ with ψ̇ from one tangent sweep (eq. A1, A5)."""
+    theta, static = primals
+    dtheta = tangents[0]
+    if dtheta is None:
+        return expval_p(theta, static), None
+    psi, dpsi = tangent_jvp(static.program, theta, np.asarray(dtheta, np.float64),
+                            with_state=True)
+    hpsi = apply_observables(static.obs, psi)  # (..., M, dim)
+    dot = np.einsum("...mj,...j->...m", np.conj(hpsi), dpsi)
+    return observables_values(static.obs, psi), 2.0 * dot.real
+
+
+expval_p.defvjp(_expval_fwd, _expval_bwd)
+expval_p.defjvp(_expval_jvp)
 
 
 # ---------------------------------------------------------------------------- parameter shift

@@ -222,3 +222,36 @@ def test_paired_rotations_reorder_and_differentiate():
     fd = np.stack([(grad(theta + eps * e) - grad(theta - eps * e)) / (2 * eps)
                    for e in np.eye(theta.size)])
     np.testing.assert_allclose(hess, fd, atol=1e-7)
+
+
+def test_value_and_grad_holds_at_most_three_state_vectors():
+    """The fused expval primitive: ψ, its swept copy and λ (eq. A1) are the only states alive;
+    measured with tracemalloc at 12 qubits (a state is 64 KiB; Python bookkeeping ≈ a few KiB)."""
+    import tracemalloc
+
+    n = 12
+    c = Circuit(n)
+    for w in range(n):
+        c.ry(w).rz(w)
+    for w in range(n - 1):
+        c.cnot(w, w + 1)
+    theta = np.random.default_rng(2).uniform(-np.pi, np.pi, c.n_params)
+    h = tfim(n, 1.0, 0.5)
+    vg = ds.value_and_grad(lambda t: expval(c, t, h))
+    vg(theta)
+    tracemalloc.start()
+    vg(theta)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak / (16 * 2**n) < 3.3
+
+
+def test_check_grads_fused_expval_primitive():
+    from quantum._ops import expval_p
+
+    static = Static(CIRCUIT.program, [compile_observable(H, N), compile_observable(H2, N)])
+    check_grads(lambda t: expval_p(t, static), (THETA,), modes=("rev", "fwd"))
+    thetas = np.stack([THETA, 0.3 * THETA])
+    check_grads(lambda t: expval_p(t, static), (thetas,), modes=("rev", "fwd"))
+    np.testing.assert_allclose(expval_p(thetas, static),
+                               pauli_p(state_p(thetas, static), static), atol=1e-12)
