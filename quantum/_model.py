@@ -32,7 +32,15 @@ from ._kernels import (
     K_SWAP,
     build_diag,
 )
-from ._noise import CHANNELS, KRAUS, check_kraus, check_strength, compile_mixed, superop
+from ._noise import (
+    CHANNEL_WIRES,
+    CHANNELS,
+    KRAUS,
+    check_kraus,
+    check_strength,
+    compile_mixed,
+    superop,
+)
 
 #: The largest register a state vector is allocated for (2**30 amplitudes = 16 GiB).
 MAX_QUBITS = 30
@@ -403,7 +411,8 @@ class Circuit:
         Raises:
             ValueError: unknown channel, strength outside [0, 1], Kraus operators that are not
                 2×2 (one wire) or 4×4 (two wires) or not trace preserving
-                (``max |Σ K†K - I| > CPTP_ATOL``), a named channel on two wires.
+                (``max |Σ K†K - I| > CPTP_ATOL``), a named channel on the wrong number of wires
+                (``quantum._noise.CHANNEL_WIRES``).
         """
         what = f"Circuit.{name}"
         if name == KRAUS:
@@ -418,9 +427,13 @@ class Circuit:
                              self.n_qubits)
         if len(set(wires)) != len(wires):
             raise ValueError(f"{what}: wires must be distinct; got {wires} (wire repeated).")
-        if len(wires) != 1 and not (name == KRAUS and len(wires) == 2):
-            raise ValueError(f"{what}: named channels act on one wire, Kraus channels on one or "
-                             f"two; got wires {wires}.")
+        if name == KRAUS:
+            if len(wires) not in (1, 2):
+                raise ValueError(f"{what}: Kraus channels act on one or two wires; got wires "
+                                 f"{wires}.")
+        elif len(wires) != CHANNEL_WIRES.get(name, 1):
+            raise ValueError(f"{what}: this channel acts on {CHANNEL_WIRES.get(name, 1)} "
+                             f"wire(s); got wires {wires}.")
         if name == KRAUS:
             ks = check_kraus(what, kraus, len(wires))
         self._ops.append(Operation(name, wires, (), angles, None, superop(ks)))
@@ -446,6 +459,15 @@ class Circuit:
     def phase_damping(self, wire, gamma):
         """Phase damping: coherences scaled by √(1 - gamma) (T2)."""
         return self.channel("PhaseDamping", wire, gamma)
+
+    def two_qubit_depolarizing(self, wires, p):
+        """Two-qubit depolarising on ``wires`` (a pair): each of the 15 non-identity Pauli pairs
+        P⊗Q with probability p/15 (p = 15/16: fully mixed on the pair)."""
+        return self.channel("TwoQubitDepolarizing", wires, p)
+
+    def two_qubit_dephasing(self, wires, p):
+        """Correlated dephasing on ``wires`` (a pair): Z⊗I, I⊗Z, Z⊗Z each with probability p/3."""
+        return self.channel("TwoQubitDephasing", wires, p)
 
     def kraus(self, wire, operators):
         """A general channel ρ -> Σ_k K_k ρ K_k† on one wire (2×2 K_k) or two (``wire`` a pair,

@@ -54,6 +54,24 @@ def _phase_damping(g):
             np.array([[0, 0], [0, np.sqrt(g)]], complex)]
 
 
+_PAULIS = (_I, _X, _Y, _Z)
+
+
+def _two_qubit_depolarizing(p):
+    """√(1-p) I⊗I and √(p/15) P⊗Q for the 15 non-identity Pauli pairs (Nielsen & Chuang 2010,
+    §8.3.4; Qiskit's ``depolarizing_error(·, 2)`` convention with p the error probability, so
+    p = 15/16 gives the fully mixed state)."""
+    return [np.sqrt(1 - p) * np.eye(4, dtype=complex)] + [
+        np.sqrt(p / 15) * np.kron(a, b) for i, a in enumerate(_PAULIS)
+        for j, b in enumerate(_PAULIS) if i or j]
+
+
+def _two_qubit_dephasing(p):
+    """Correlated dephasing: Z⊗I, I⊗Z, Z⊗Z each with probability p/3 (a two-wire phase flip)."""
+    return [np.sqrt(1 - p) * np.eye(4, dtype=complex)] + [
+        np.sqrt(p / 3) * np.kron(a, b) for a, b in ((_Z, _I), (_I, _Z), (_Z, _Z))]
+
+
 #: name -> (strength -> Kraus operators); the strength is a probability or a damping rate in [0, 1].
 CHANNELS = {
     "BitFlip": _bit_flip,
@@ -61,7 +79,11 @@ CHANNELS = {
     "Depolarizing": _depolarizing,
     "AmplitudeDamping": _amplitude_damping,
     "PhaseDamping": _phase_damping,
+    "TwoQubitDepolarizing": _two_qubit_depolarizing,
+    "TwoQubitDephasing": _two_qubit_dephasing,
 }
+#: The number of wires of each named channel (1 unless listed).
+CHANNEL_WIRES = {"TwoQubitDepolarizing": 2, "TwoQubitDephasing": 2}
 #: The name of a user-given channel (``Circuit.kraus``).
 KRAUS = "Kraus"
 

@@ -163,14 +163,15 @@ def op_matrix(op, theta, n):
 def dense_density(circuit, theta, kraus=None):
     """ρ(θ) by dense Kraus sums: U ρ U† per gate, Σ_k K_k ρ K_k† per channel.
 
-    ``kraus`` maps the index of a ``Kraus`` operation to its operators (user channels).
+    ``kraus`` maps the index of a ``Kraus`` operation (or of any channel) to its operators.
     """
+    kraus = kraus or {}
     n = circuit.n_qubits
     rho = np.zeros((2**n, 2**n), complex)
     rho[0, 0] = 1.0
     for i, op in enumerate(circuit.ops):
-        if op.name in KRAUS or op.name == "Kraus":
-            ks = kraus[i] if op.name == "Kraus" else KRAUS[op.name](op.angles[0])
+        if op.name in KRAUS or i in kraus:
+            ks = kraus[i] if i in kraus else KRAUS[op.name](op.angles[0])
             ks = [embed(np.asarray(k, complex), op.wires, n) for k in ks]
             rho = sum(k @ rho @ k.conj().T for k in ks)
         else:

@@ -174,8 +174,41 @@ def test_two_wire_kraus_gradients():
     (lambda: Circuit(3).kraus((0, 1), [np.eye(4), np.eye(4)]), r"not CPTP"),
     (lambda: Circuit(3).kraus((0, 1), [np.eye(2)]), r"on 2 wire\(s\) are 4×4; operator 0"),
     (lambda: Circuit(3).kraus((0, 0), [np.eye(4)]), r"repeated|distinct"),
-    (lambda: Circuit(3).channel("BitFlip", (0, 1), 0.1), r"named channels act on one wire"),
+    (lambda: Circuit(3).channel("BitFlip", (0, 1), 0.1), r"acts on 1 wire\(s\); got wires"),
+    (lambda: Circuit(3).two_qubit_depolarizing(0, 0.1), r"acts on 2 wire\(s\); got wires \(0,\)"),
+    (lambda: Circuit(3).two_qubit_dephasing((0, 1), 1.5), r"strength must be in \[0, 1\]"),
 ])
 def test_two_wire_kraus_errors(build, match):
     with pytest.raises(ValueError, match=match):
         build()
+
+
+@pytest.mark.parametrize("name", ["TwoQubitDepolarizing", "TwoQubitDephasing"])
+def test_named_two_wire_channels_match_dense_kraus(name):
+    """Named two-wire channels = their Kraus sums written out densely (independent reference),
+    CPTP, with adjoint gradients = finite differences."""
+    paulis = [P.I2, P.X, P.Y, P.Z]
+    p = 0.3
+    if name == "TwoQubitDepolarizing":
+        ks = [np.sqrt(1 - p) * np.eye(4)] + [np.sqrt(p / 15) * np.kron(a, b)
+                                             for i, a in enumerate(paulis)
+                                             for j, b in enumerate(paulis) if i or j]
+    else:
+        ks = [np.sqrt(1 - p) * np.eye(4)] + [np.sqrt(p / 3) * np.kron(a, b) for a, b in
+                                             ((P.Z, P.I2), (P.I2, P.Z), (P.Z, P.Z))]
+    c = Circuit(3).ry(0).h(1).cnot(0, 2).rx(2).channel(name, (2, 0), p).cnot(1, 0).rz(0)
+    ref = Circuit(3).ry(0).h(1).cnot(0, 2).rx(2).kraus((2, 0), ks).cnot(1, 0).rz(0)
+    theta = np.random.default_rng(8).uniform(-np.pi, np.pi, c.n_params)
+    rho = density_matrix(c, theta)
+    kraus_at = {i: ks for i, op in enumerate(c.ops) if op.name == name}
+    np.testing.assert_allclose(rho, P.dense_density(c, theta, kraus_at), atol=1e-12)
+    np.testing.assert_allclose(rho, density_matrix(ref, theta), atol=1e-12)
+    h = Z(0) @ X(2) + 0.4 * Y(1)
+    check_grads(lambda t: expval(c, t, h), (theta,), modes=("rev", "fwd"))
+
+
+def test_two_qubit_depolarizing_full_strength_is_fully_mixed():
+    c = Circuit(2).h(0).cnot(0, 1).two_qubit_depolarizing((0, 1), 15 / 16)
+    np.testing.assert_allclose(density_matrix(c), np.eye(4) / 4, atol=1e-12)
+    c = Circuit(2).h(0).h(1).two_qubit_dephasing((0, 1), 0.75)  # all coherences vanish
+    np.testing.assert_allclose(density_matrix(c), np.eye(4) / 4, atol=1e-12)
