@@ -230,8 +230,12 @@ def _primary_dirs(cam, pts, width, height):
     return cam[1] + al[:, None] * cam[2] + be[:, None] * cam[3]
 
 
-def cast(p: Packed, origins, dirs):
-    """Closest hits (t, kind, index) of rays from ``origins`` along ``dirs`` (host cast kernel)."""
+def cast(p: Packed, origins, dirs, device="cpu"):
+    """Closest hits (t, kind, index) of rays from ``origins`` along ``dirs``."""
+    if device == "cuda":
+        from ._cuda import cast_cuda
+
+        return cast_cuda(p, origins, dirs)
     n = len(origins)
     t, kind, idx = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
     if n:
@@ -352,7 +356,7 @@ def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSI
     if reflected.any():
         # A reflected silhouette counts where the camera sees that mirror on both sides of it.
         _, kind, idx = cast(p, np.broadcast_to(p.cam[0], both.shape[:1] + (3,)),
-                            _primary_dirs(p.cam, both, width, height))
+                            _primary_dirs(p.cam, both, width, height), device)
         on = (kind == K.PLANE) & (idx == np.concatenate([view, view]))
         jump[reflected & ~(on[: len(s)] & on[len(s):])] = 0.0
 

@@ -10,6 +10,14 @@ against the CPU adjoint kernel and diffsci's tape through the same vectorised re
 hand-written adjoint): the gradient of ⟨G, image⟩ for a random G with respect to the background,
 sphere, plane, material and light tables.
 
+``render_tangent``: the numba.cuda tangent kernel (forward mode, one thread per sample) against
+the CPU tangent kernel and diffsci's forward mode (dual numbers) through the vectorised renderer,
+for a random tangent of the camera, background, sphere, plane, material and light tables.
+
+``render_points`` and ``cast``: the edge terms' kernels — radiance along one primary ray through
+each of N random screen points, and closest hits of N random rays — against the CPU kernels and
+the vectorised renderer / intersection.
+
 numba.cuda is imported inside functions only (``raytrace._cuda``), so importing this module never
 fixes numba.cuda's mode.
 """
@@ -191,6 +199,130 @@ def _adjoint_reference(width, height, side, depth, seed, cam, bg, sph, sph_mat, 
                                                                                 plights))
 
 
+def _tangent_inputs(rng: np.random.Generator, size: int):
+    """The render check's tables plus a random tangent of every differentiable table (the
+    texture-layout columns of the material table get none)."""
+    base = _inputs(rng, size)
+    rows = _grad_rows(base[5:])
+    tangents = {k: rng.normal(size=v.shape) for k, v in rows.items()}
+    tangents["mat"][:, K.TEX:] = 0.0
+    return base + tuple(tangents.values())
+
+
+def _split_tangent(args):
+    n = len(_TABLE_INDEX)
+    return args[: len(args) - n], args[len(args) - n:]
+
+
+def _tangent_cpu(width, height, side, depth, seed, *args):
+    tables, tangents = _split_tangent(args)
+    out = np.empty((height, width, 3))
+    dout = np.empty((height, width, 3))
+    K.render_tangent_kernel(width, height, side, depth, seed, *tables, *tangents, out, dout)
+    return out.reshape(-1, 3), dout.reshape(-1, 3)
+
+
+def _tangent_gpu(width, height, side, depth, seed, *args):
+    from ._cuda import _cuda, _device, _launch
+
+    c = _cuda()
+    n = width * height * side * side
+    out = c.device_array((n, 3), dtype=np.float64)
+    dout = c.device_array((n, 3), dtype=np.float64)
+    _launch(_device()["tangent"], n, width, height, side, depth, seed, *args, out, dout)
+    return out, dout
+
+
+def _tangent_reference(width, height, side, depth, seed, *args):
+    """diffsci's forward mode (dual numbers) through the vectorised renderer."""
+    tables, tangents = _split_tangent(args)
+    t = dict(zip(_TABLE_INDEX, tangents))
+    rows = _grad_rows(tables)
+    names = ("cam", "bg", "sph", "pln", "mat", "plights")
+
+    def image(cam, bg, sph, pln, mat, plights):
+        return vectorised_render(cam, bg, sph, pln, mat, plights, width, height,
+                                 depth).reshape(-1, 3)
+
+    img, dimg = ds.jvp(image, tuple(rows[k] for k in names), tuple(t[k] for k in names))
+    return np.asarray(img), np.asarray(dimg)
+
+
+def _points_inputs(rng: np.random.Generator, size: int):
+    """The render check's tables and ``size²`` random screen points."""
+    base = _inputs(rng, size)
+    return (rng.uniform(0.0, size, (size * size, 2)),) + base
+
+
+def _points_cpu(points, width, height, side, depth, seed, *tables):
+    out = np.empty((len(points), 3))
+    K.render_points_kernel(points, depth, *tables, width, height, out)
+    return out
+
+
+def _points_gpu(points, width, height, side, depth, seed, *tables):
+    from ._cuda import _cuda, _device, _launch
+
+    out = _cuda().device_array((points.shape[0], 3), dtype=np.float64)
+    _launch(_device()["points"], points.shape[0], points, depth, *tables, width, height, out)
+    return out
+
+
+def _points_reference(points, width, height, side, depth, seed, cam, bg, sph, sph_mat, pln,
+                      pln_mat, verts, uvs, tri, tri_mat, mat, tex, plights, dlights, bvh, order):
+    """The vectorised renderer with each screen point as a 1×1 image's pixel: the camera
+    table is shifted so that its pixel centre lands on the point."""
+    out = []
+    for x, y in points:
+        al = 2.0 * x / width - 1.0
+        be = 1.0 - 2.0 * y / height
+        one = np.stack([cam[0], cam[1] + al * cam[2] + be * cam[3], 0.0 * cam[2], 0.0 * cam[3]])
+        out.append(vectorised_render(one, bg, sph, pln, mat, plights, 1, 1, depth).reshape(3))
+    return np.stack(out)
+
+
+def _cast_inputs(rng: np.random.Generator, size: int):
+    base = _inputs(rng, 2)
+    cam = base[5]
+    n = size * size
+    origins = cam[0] + 0.3 * rng.normal(size=(n, 3))
+    dirs = cam[1] + 0.5 * rng.normal(size=(n, 3))
+    return origins, dirs, base[7], base[9]
+
+
+def _cast_cpu(origins, dirs, sph, pln):
+    n = len(origins)
+    t, kind, idx = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    none = np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, K.BVH_COLS)), np.zeros(0, int)
+    K.cast_kernel(origins, dirs, sph, pln, none[0], none[1], none[2], none[3], t, kind, idx)
+    return np.where(kind >= 0, t, 0.0), kind.astype(np.float64), idx.astype(np.float64)
+
+
+def _cast_gpu(origins, dirs, sph, pln):
+    from ._cuda import _cuda, _device, _launch
+
+    c = _cuda()
+    n = origins.shape[0]
+    t = c.device_array(n, dtype=np.float64)
+    kind = c.device_array(n, dtype=np.int64)
+    idx = c.device_array(n, dtype=np.int64)
+    none = (c.to_device(np.zeros((0, 3))), c.to_device(np.zeros((0, 3), np.int64)),
+            c.to_device(np.zeros((0, K.BVH_COLS))), c.to_device(np.zeros(0, np.int64)))
+    _launch(_device()["cast"], n, origins, dirs, sph, pln, *none, t, kind, idx)
+    t, kind, idx = t.copy_to_host(), kind.copy_to_host(), idx.copy_to_host()
+    return np.where(kind >= 0, t, 0.0), kind.astype(np.float64), idx.astype(np.float64)
+
+
+def _cast_reference(origins, dirs, sph, pln):
+    """Closest sphere/plane hits by the vectorised intersection (misses: t 0, kind −1)."""
+    d = dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
+    t, k = _vec_hits(origins, d, sph, pln)
+    hit = t < 0.5 * _BIG
+    kind = np.where(hit, np.where(k < len(sph), K.SPHERE, K.PLANE), K.MISS)
+    idx = np.where(hit, np.where(k < len(sph), k, k - len(sph)), -1)
+    return np.where(hit, t, 0.0), kind.astype(np.float64), idx.astype(np.float64)
+
+
 CHECKS = [
     GpuCheck(
         package="raytrace",
@@ -213,5 +345,38 @@ CHECKS = [
         size=128,
         sim_size=4,
         rtol=1e-9,
+    ),
+    GpuCheck(
+        package="raytrace",
+        name="render_tangent",
+        make_inputs=_tangent_inputs,
+        cpu_fn=_tangent_cpu,
+        cuda_fn=_tangent_gpu,
+        reference_fn=_tangent_reference,
+        size=256,
+        sim_size=4,
+        rtol=1e-9,
+    ),
+    GpuCheck(
+        package="raytrace",
+        name="render_points",
+        make_inputs=_points_inputs,
+        cpu_fn=_points_cpu,
+        cuda_fn=_points_gpu,
+        reference_fn=_points_reference,
+        size=24,
+        sim_size=3,
+        rtol=1e-9,
+    ),
+    GpuCheck(
+        package="raytrace",
+        name="cast",
+        make_inputs=_cast_inputs,
+        cpu_fn=_cast_cpu,
+        cuda_fn=_cast_gpu,
+        reference_fn=_cast_reference,
+        size=512,
+        sim_size=4,
+        rtol=1e-12,
     ),
 ]

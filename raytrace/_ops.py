@@ -283,11 +283,16 @@ def _render_jvp(primals, tangents):
     p = pack(scene)
     cam = scene.camera
     dt = tangent_tables(scene, tangents[0])
-    out = np.empty((cam.height, cam.width, 3))
-    dout = np.empty_like(out)
-    K.render_tangent_kernel(cam.width, cam.height, side, depth, float(seed), *p.tables(),
-                            *(dt[name] for name in GRAD_TABLES), out, dout)
-    for b in _boundaries(p, cam, depth, seed, edge_density):
+    if device == "cuda":
+        from ._cuda import tangent_cuda
+
+        out, dout = tangent_cuda(cam.width, cam.height, side, depth, seed, p, dt)
+    else:
+        out = np.empty((cam.height, cam.width, 3))
+        dout = np.empty_like(out)
+        K.render_tangent_kernel(cam.width, cam.height, side, depth, float(seed), *p.tables(),
+                                *(dt[name] for name in GRAD_TABLES), out, dout)
+    for b in _boundaries(p, cam, depth, seed, edge_density, device):
         dout += boundary_tangent(b, p, dt, cam.width, cam.height)
     dtype = _out_dtype(scene)
     return out.astype(dtype, copy=False), dout.astype(dtype, copy=False)

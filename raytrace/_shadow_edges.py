@@ -16,6 +16,7 @@ shadow, estimated from a few probe rays); w = |ds/dλ| Δλ. Occluder edges that
 from the light, and shadows hidden from the camera, have f(s − δn) = f(s + δn) and add nothing.
 
 Not covered: shadows seen through mirror bounces, and shadow curves whose probe rays all miss.
+``device="cuda"`` runs the probe casts and the radiance evaluations on the GPU.
 
 References:
     T.-M. Li, M. Aittala, F. Durand, J. Lehtinen, "Differentiable Monte Carlo Ray Tracing through
@@ -163,17 +164,17 @@ def _curves(p: Packed, light, light_kind):
     return out
 
 
-def _plain_hits(p, light, light_kind, occ, t):
+def _plain_hits(p, light, light_kind, occ, t, device):
     """Occluder points, ray directions and host ray-cast hits for parameters t."""
     pts = _occluder_points(p.verts, p.sph, light, light_kind, occ, t)
     d = pts - light if light_kind == "point" else np.broadcast_to(light, pts.shape)
-    th, kind, idx = _cast(p, pts, d)
+    th, kind, idx = _cast(p, pts, d, device)
     th = np.where(kind != K.MISS, th, 0.0)  # misses have t = inf
     x = pts + (th / np.linalg.norm(d, axis=1))[:, None] * d
     return kind, idx, x
 
 
-def _light_blocks(p: Packed, light_kind, k, width, height, density, rng):
+def _light_blocks(p: Packed, light_kind, k, width, height, density, rng, device):
     light = _light(p.plights, p.dlights, light_kind, k)
     blocks = []
     for curve in _curves(p, light, light_kind):
@@ -182,7 +183,7 @@ def _light_blocks(p: Packed, light_kind, k, width, height, density, rng):
         # Probe the shadow of every curve to size its sample count by its screen length.
         rows = np.repeat(np.arange(ncurve), npr)
         tp = np.tile((np.arange(npr) + 0.5) / npr * curve["span"], ncurve)
-        kind, _, x = _plain_hits(p, light, light_kind, _take(curve, rows), tp)
+        kind, _, x = _plain_hits(p, light, light_kind, _take(curve, rows), tp, device)
         hit = (kind != K.MISS) & ((x - p.cam[0]) @ p.cam[1] > _MIN_DEPTH)
         s = np.where(hit[:, None], _project(p.cam, np.where(hit[:, None], x, p.cam[0] + p.cam[1]),
                                             width, height), 0.0).reshape(ncurve, npr, 2)
@@ -198,7 +199,7 @@ def _light_blocks(p: Packed, light_kind, k, width, height, density, rng):
         j = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
         t = (j + rng.random(len(j))) / count[which] * curve["span"]
         occ = _take(curve, which)
-        kind, idx, _ = _plain_hits(p, light, light_kind, occ, t)
+        kind, idx, _ = _plain_hits(p, light, light_kind, occ, t, device)
         for rec_kind, rec_type in ((K.SPHERE, _SPHERE), (K.PLANE, _PLANE), (K.TRIANGLE, _TRI)):
             sel = np.flatnonzero(kind == rec_kind)
             if not len(sel):
@@ -238,9 +239,9 @@ def shadow_boundary(p: Packed, width, height, depth, density, seed=0,
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5AD0]))
     blocks = []
     for k in range(len(p.plights)):
-        blocks += _light_blocks(p, "point", k, width, height, density, rng)
+        blocks += _light_blocks(p, "point", k, width, height, density, rng, device)
     for k in range(len(p.dlights)):
-        blocks += _light_blocks(p, "directional", k, width, height, density, rng)
+        blocks += _light_blocks(p, "directional", k, width, height, density, rng, device)
     if not blocks:
         return None
     s = np.concatenate([b["s"] for b in blocks])
@@ -253,7 +254,7 @@ def shadow_boundary(p: Packed, width, height, depth, density, seed=0,
     # primary silhouette (counted by _edges.py; it coincides with the shadow curve when the
     # light sits at the eye) or the shadow is hidden.
     _, kind, idx = _cast(p, np.broadcast_to(p.cam[0], both.shape[:1] + (3,)),
-                         _primary_dirs(p.cam, both, width, height))
+                         _primary_dirs(p.cam, both, width, height), device)
     rec_kind = np.concatenate([np.full(len(b["s"]), b["rec_kind"]) for b in blocks])
     rec_idx = np.concatenate([b["rec"]["idx"] for b in blocks])
     seen = ((kind[: len(s)] == rec_kind) & (idx[: len(s)] == rec_idx)

@@ -86,7 +86,7 @@ MIRROR_TRIANGLE = np.array([[-1.6, -0.6, 1.8], [-0.5, -0.7, 1.6], [-1.1, 0.5, 2.
 
 
 def mirror_scene(centre=(0.2, 0.0, 1.0), triangle=MIRROR_TRIANGLE, floor_y=-1.0,
-                 curved=False):
+                 curved=False, size=N):
     """Two glowing (ambient-only) objects over a mirror floor, no lights: the image's only
     dependence on geometry is where the outlines (direct and reflected) run, so the interior
     derivative is exactly zero and the whole gradient is the edge term. ``curved`` replaces the
@@ -97,7 +97,8 @@ def mirror_scene(centre=(0.2, 0.0, 1.0), triangle=MIRROR_TRIANGLE, floor_y=-1.0,
     floor = (rt.Sphere(y * (floor_y - 3.0) + np.array([0.0, 0.0, 1.0]), 3.0, mirror) if curved
              else rt.Plane(y * floor_y, y, mirror))
     return rt.Scene(
-        rt.Camera(eye=(0.0, 0.2, -3.0), look_at=(0.0, -1.0, 1.0), fov=40.0, width=N, height=N),
+        rt.Camera(eye=(0.0, 0.2, -3.0), look_at=(0.0, -1.0, 1.0), fov=40.0, width=size,
+                  height=size),
         (floor, rt.Sphere(centre, 0.5, glow((1.0, 0.6, 0.2))),
          rt.Triangle(*triangle, material=glow((0.2, 0.5, 1.0)))),
         (), background=(0.1, 0.1, 0.1))
