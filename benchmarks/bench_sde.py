@@ -6,16 +6,22 @@
    ``--quick`` when given.
 2. Neural-SDE gradient cost (d = 16, batch 256, drift MLP 17→64→64→16 tanh, diffusion MLP
    17→64→16 sigmoid, diagonal Stratonovich noise, loss mean(y_T²)) at 100 and 1000 steps
-   (``--quick``: d = 4, batch 16, 20/80 steps): time, peak traced-memory growth (tracemalloc) and
-   relative gradient difference to backprop, per method; torchsde's counterparts in the same run
-   when it is installed.
-3. Brownian interval queries per second, forward then reverse order (and torchsde's).
+   (``--quick``: d = 4, batch 16, 10/40 steps, one round), in float64 and float32 (torchsde's
+   published figures are float32). Per method: the time; the peak resident-memory growth of
+   one gradient in a fresh process (``--memory-probe``, the same measure for both libraries;
+   not measured with ``--quick``); diffsci's tracemalloc peak; the relative gradient
+   difference to backprop with the same solver and dtype; and the time ÷ that of torchsde's
+   counterpart in the same run (backprop through the same solver; ``sdeint_adjoint`` with
+   ``adjoint_reversible_heun`` for the reversible adjoint, with ``euler_heun`` for the
+   stochastic adjoint).
+3. Brownian interval queries per second, forward then reverse order on one interval, beside
+   torchsde's BrownianInterval (no step hint for either), interleaved rounds, medians.
 
 All timings are single-threaded: OPENBLAS/OMP/MKL/NUMBA threads are set to 1 before NumPy loads
 and ``torch.set_num_threads(1)`` (on a shared machine, multi-threaded BLAS on 256×64 matmuls was
 measured 5–15× *slower* from contention). diffsci and torchsde rows are timed in the same process,
 interleaved (one run of each method per round), and the table reports medians over the rounds.
-Both libraries run in float64.
+Both libraries run in the dtype of the row. ``--only SECTION`` runs one section.
 """
 
 from __future__ import annotations
@@ -49,87 +55,61 @@ def convergence(quick):
         subprocess.run(cmd, check=True, env=env)
 
 
-DIFFSCI_ROWS = [  # (label, method, adjoint, torchsde counterpart)
-    ("backprop / euler_heun", "euler_heun", "backprop", "torchsde backprop / euler_heun"),
-    ("backprop / reversible_heun", "reversible_heun", "backprop", None),
+ROWS = [  # (label, method, adjoint, torchsde counterpart: (method, adjoint method or None))
+    ("backprop / euler_heun", "euler_heun", "backprop", ("euler_heun", None)),
+    ("backprop / reversible_heun", "reversible_heun", "backprop", ("reversible_heun", None)),
     ("checkpoint / reversible_heun", "reversible_heun", "checkpoint", None),
     ("reversible adjoint / rev. Heun", "reversible_heun", "reversible",
-     "torchsde adjoint / rev. Heun"),
-    ("stochastic adjoint / euler_heun", "euler_heun", "stochastic", None),
+     ("reversible_heun", "adjoint_reversible_heun")),
+    ("stochastic adjoint / euler_heun", "euler_heun", "stochastic",
+     ("euler_heun", "euler_heun")),
 ]
 
 
-def neural(quick):
-    d, batch, hidden = (4, 16, 16) if quick else (16, 256, 64)
-    steps_list = (20, 80) if quick else (100, 1000)
+def sizes(quick):
+    """``(d, batch, hidden, steps list)``."""
+    return (4, 16, 16, (10, 40)) if quick else (16, 256, 64, (100, 1000))
+
+
+def diffsci_model(d, hidden, dtype):
+    """``(sde, params)`` of the neural SDE, parameters in ``dtype``."""
     drift = ds.nn.MLP.init(0, [d + 1, hidden, hidden, d], activation="tanh")
     diff = ds.nn.MLP.init(1, [d + 1, hidden, d], activation="tanh", final_activation="sigmoid")
+    params = ds.tree_map(lambda x: np.asarray(x, dtype=dtype), (drift, diff))
 
     def with_t(t, y):
-        return np.concatenate([np.full((y.shape[0], 1), t), y], axis=1)
+        return np.concatenate([np.full((y.shape[0], 1), t, dtype=y.dtype), y], axis=1)
 
     prob = sde.SDE(lambda t, y, p: p[0](with_t(t, y)), lambda t, y, p: p[1](with_t(t, y)),
                    calculus="stratonovich")
-    y0 = np.random.default_rng(0).standard_normal((batch, d)) * 0.5
-    torch_runs = torchsde_runs(d, batch, hidden)
-    print(f"\nNeural-SDE gradient (d={d}, batch={batch}, float64, T=1, one thread; median of "
-          f"interleaved rounds)")
-    print(f"{'steps':>6} {'method':<34}{'time s':>8}{'peak MiB':>10}{'rel err vs backprop':>22}"
-          f"{'÷ torchsde':>12}")
-    ds.grad(lambda p: np.sum(sde.sdeint(prob, y0, np.array([0.0, 1.0]), p, dt=0.5)))(
-        (drift, diff))  # warm-up: first-call costs out of the table
-    for steps in steps_list:
-        rounds = 3 if quick or steps >= 1000 else 5
-        losses = {}
-        for label, method, adjoint, _ in DIFFSCI_ROWS:
-            def loss(p, method=method, adjoint=adjoint):
-                ys = sde.sdeint(prob, y0, np.array([0.0, 1.0]), p, method=method,
-                                dt=1.0 / steps, adjoint=adjoint, seed=1)
-                return np.mean(ys[-1] ** 2)
-
-            losses[label] = lambda loss=loss: ds.grad(loss)((drift, diff))
-        runs = dict(losses)
-        if torch_runs:
-            runs.update({label: (lambda run=run: run(steps)) for label, run in torch_runs.items()})
-            for run in torch_runs.values():
-                run(min(steps, 10))  # warm-up
-        times = {label: [] for label in runs}
-        grads = {}
-        for _ in range(rounds):
-            for label, run in runs.items():
-                t0 = time.perf_counter()
-                out = run()
-                times[label].append(time.perf_counter() - t0)
-                if label in losses:
-                    grads[label] = out
-        median = {label: statistics.median(v) for label, v in times.items()}
-        refs = {}
-        for label, method, _adjoint, peer in DIFFSCI_ROWS:
-            tracemalloc.start()  # a separate run: tracemalloc slows allocation a lot
-            losses[label]()
-            peak = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
-            flat = np.concatenate([np.ravel(x) for x in ds.tree_leaves(grads[label])])
-            ref = refs.setdefault(method, flat)
-            err = "(reference)" if ref is flat else \
-                f"{np.max(np.abs(flat - ref)) / np.max(np.abs(ref)):.1e}"
-            ratio = f"{median[label] / median[peer]:.2f}" if peer in median else "-"
-            print(f"{steps:>6} {label:<34}{median[label]:>8.3f}{peak:>10.1f}{err:>22}"
-                  f"{ratio:>12}")
-        for label in torch_runs:
-            print(f"{steps:>6} {label:<34}{median[label]:>8.3f}{'-':>10}{'':>22}{'1.00':>12}")
-    if not torch_runs:
-        print("torchsde: not installed (pip install torchsde) — column skipped")
+    return prob, params
 
 
-def torchsde_runs(d, batch, hidden):
-    """``{label: run(steps)}`` for torchsde's counterparts of the rows above ({} without it)."""
+def diffsci_run(d, batch, hidden, dtype, method, adjoint):
+    """``run(steps) -> gradient`` for one diffsci row."""
+    prob, params = diffsci_model(d, hidden, dtype)
+    y0 = (np.random.default_rng(0).standard_normal((batch, d)) * 0.5).astype(dtype)
+
+    def run(steps):
+        def loss(p):
+            ys = sde.sdeint(prob, y0, np.array([0.0, 1.0]), p, method=method, dt=1.0 / steps,
+                            adjoint=adjoint, seed=1)
+            return np.mean(ys[-1] ** 2)
+
+        return ds.grad(loss)(params)
+
+    return run
+
+
+def torchsde_run(d, batch, hidden, dtype, method, adjoint_method):
+    """``run(steps)`` for one torchsde row (None when torchsde is not installed)."""
     try:
         import torch
         import torchsde
     except ImportError:
-        return {}
+        return None
     torch.set_num_threads(1)
+    tdtype = {np.float32: torch.float32, np.float64: torch.float64}[dtype]
 
     class SDEModule(torch.nn.Module):
         noise_type, sde_type = "diagonal", "stratonovich"
@@ -149,58 +129,179 @@ def torchsde_runs(d, batch, hidden):
             return self.g_net(torch.cat([t.expand(y.shape[0], 1), y], 1))
 
     torch.manual_seed(0)
-    model = SDEModule().double()
-    y0 = torch.randn(batch, d, dtype=torch.float64) * 0.5
+    model = SDEModule().to(tdtype)
+    y0 = torch.randn(batch, d, dtype=tdtype) * 0.5
 
-    def make(method, adjoint):
-        def run(steps):
-            model.zero_grad()
-            ts = torch.tensor([0.0, 1.0], dtype=torch.float64)
-            bm = torchsde.BrownianInterval(0.0, 1.0, (batch, d), dtype=torch.float64,
-                                           levy_area_approximation="none")
-            solve = torchsde.sdeint_adjoint if adjoint else torchsde.sdeint
-            kw = dict(adjoint_method="adjoint_reversible_heun") if adjoint else {}
-            ys = solve(model, y0, ts, method=method, dt=1.0 / steps, bm=bm, **kw)
-            (ys[-1] ** 2).mean().backward()
+    def run(steps):
+        model.zero_grad()
+        ts = torch.tensor([0.0, 1.0], dtype=tdtype)
+        bm = torchsde.BrownianInterval(0.0, 1.0, (batch, d), dtype=tdtype,
+                                       levy_area_approximation="none")
+        if adjoint_method is None:
+            ys = torchsde.sdeint(model, y0, ts, method=method, dt=1.0 / steps, bm=bm)
+        else:
+            ys = torchsde.sdeint_adjoint(model, y0, ts, method=method, dt=1.0 / steps, bm=bm,
+                                         adjoint_method=adjoint_method)
+        (ys[-1] ** 2).mean().backward()
 
-        return run
+    return run
 
-    return {"torchsde backprop / euler_heun": make("euler_heun", False),
-            "torchsde adjoint / rev. Heun": make("reversible_heun", True)}
+
+def make_run(lib, d, batch, hidden, dtype, method, adjoint):
+    if lib == "diffsci":
+        return diffsci_run(d, batch, hidden, dtype, method, adjoint)
+    return torchsde_run(d, batch, hidden, dtype, method, adjoint)
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_probe(spec):
+    """(In a fresh process.) Peak resident-memory growth of one gradient: ``ru_maxrss`` after it
+    minus the RSS just before it (after imports, model build and a 2-step warm-up). Prints MiB."""
+    import resource
+
+    lib, method, adjoint, steps, dtype, d, batch, hidden = spec.split(",")
+    adjoint = None if adjoint == "none" else adjoint
+    run = make_run(lib, int(d), int(batch), int(hidden), np.dtype(dtype).type, method, adjoint)
+    run(2)
+    before = _rss_bytes()
+    run(int(steps))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"{max(0, peak - before) / 2**20:.1f}")
+
+
+def peak_rss_growth(lib, method, adjoint, steps, dtype, d, batch, hidden):
+    """:func:`memory_probe` in a subprocess, in MiB (nan if it fails)."""
+    spec = ",".join(map(str, (lib, method, adjoint or "none", steps, np.dtype(dtype).name, d,
+                              batch, hidden)))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, __file__, "--memory-probe", spec], env=env,
+                          capture_output=True, text=True, timeout=600)
+    try:
+        return float(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return float("nan")
+
+
+def _flat(g):
+    return np.concatenate([np.ravel(np.asarray(x, dtype=np.float64))
+                           for x in ds.tree_leaves(g)])
+
+
+def neural(quick):
+    d, batch, hidden, steps_list = sizes(quick)
+    have_torch = torchsde_run(d, batch, hidden, np.float64, "euler_heun", None) is not None
+    print(f"\nNeural-SDE gradient (d={d}, batch={batch}, hidden={hidden}, T=1, loss mean(y_T²), "
+          f"one thread; time: median of interleaved rounds; memory: peak RSS growth of one "
+          f"gradient in a fresh process, and diffsci's tracemalloc peak)")
+    print(f"{'dtype':<8}{'steps':>6} {'method':<44}{'time s':>8}{'RSS MiB':>9}{'traced MiB':>11}"
+          f"{'rel err vs backprop':>21}{'÷ torchsde':>11}")
+    for dtype in (np.float64, np.float32):
+        runs, grads = {}, {}
+        for label, method, adjoint, peer in ROWS:
+            runs[label] = ("diffsci", method, adjoint,
+                           diffsci_run(d, batch, hidden, dtype, method, adjoint))
+            if peer and have_torch:
+                runs["torchsde " + label] = ("torchsde", *peer,
+                                             torchsde_run(d, batch, hidden, dtype, *peer))
+        for _lib, _m, _a, run in runs.values():
+            run(4)  # warm-up: first-call costs out of the table
+        for steps in steps_list:
+            rounds = 1 if quick else 3 if steps >= 1000 else 5
+            times = {label: [] for label in runs}
+            for _ in range(rounds):
+                for label, (lib, _m, _a, run) in runs.items():
+                    t0 = time.perf_counter()
+                    out = run(steps)
+                    times[label].append(time.perf_counter() - t0)
+                    if lib == "diffsci":
+                        grads[label] = _flat(out)
+            median = {label: statistics.median(v) for label, v in times.items()}
+            refs = {}
+            for label, (lib, method, adjoint, run) in runs.items():
+                rss = float("nan") if quick else peak_rss_growth(lib, method, adjoint, steps,
+                                                                 dtype, d, batch, hidden)
+                traced, err, ratio = "-", "", "-"
+                if lib == "diffsci":
+                    tracemalloc.start()  # a separate run: tracemalloc slows allocation a lot
+                    run(steps)
+                    traced = f"{tracemalloc.get_traced_memory()[1] / 2**20:.1f}"
+                    tracemalloc.stop()
+                    ref = refs.setdefault(method, grads[label])
+                    err = "(reference)" if ref is grads[label] else \
+                        f"{np.max(np.abs(grads[label] - ref)) / np.max(np.abs(ref)):.1e}"
+                    peer = "torchsde " + label
+                    if peer in median:
+                        ratio = f"{median[label] / median[peer]:.2f}"
+                print(f"{np.dtype(dtype).name:<8}{steps:>6} {label:<44}{median[label]:>8.3f}"
+                      f"{rss:>9.1f}{traced:>11}{err:>21}{ratio:>11}")
+    if not have_torch:
+        print("torchsde: not installed (pip install torchsde torch) — its rows are skipped")
+    if quick:
+        print("(--quick: RSS column not measured)")
+    print("Targets: every method faster than its torchsde counterpart (÷ torchsde < 1); adjoint "
+          "memory flat in steps; reversible-Heun gradient error < 1e-8 in float64.")
 
 
 def brownian(quick):
+    """Queries per second, forward then reverse order on one interval, diffsci and torchsde
+    interleaved (a fresh interval of each per round), medians over the rounds."""
     shape = (16, 4) if quick else (256, 16)
-    n = 200 if quick else 1000
+    n, rounds = (100, 1) if quick else (1000, 5)
     ts = np.linspace(0, 1, n + 1)
-    print(f"\nBrownian interval queries/s, shape {shape}, {n} steps of 1/{n} (no hint)")
-    bm = sde.BrownianInterval(0.0, 1.0, shape, seed=0)
-    for order in ("forward", "reverse"):
-        idx = range(n) if order == "forward" else reversed(range(n))
-        t0 = time.perf_counter()
-        for i in idx:
-            bm.increment(ts[i], ts[i + 1])
-        print(f"  sde.BrownianInterval {order:<8} {n / (time.perf_counter() - t0):>10.0f} /s")
+    makers = {"sde.BrownianInterval": lambda r: sde.BrownianInterval(0.0, 1.0, shape, seed=r)
+              .increment}
     try:
         import torch
         import torchsde
+
+        def make_torch(r):
+            tb = torchsde.BrownianInterval(0.0, 1.0, shape, dtype=torch.float64, entropy=r)
+            return lambda s, t: tb(float(s), float(t))
+
+        makers["torchsde.BrownianInterval"] = make_torch
     except ImportError:
+        pass
+    rates = {(name, order): [] for name in makers for order in ("forward", "reverse")}
+    for r in range(rounds):
+        for name, make in makers.items():
+            query = make(r)
+            for order in ("forward", "reverse"):
+                idx = range(n) if order == "forward" else range(n - 1, -1, -1)
+                t0 = time.perf_counter()
+                for i in idx:
+                    query(ts[i], ts[i + 1])
+                rates[(name, order)].append(n / (time.perf_counter() - t0))
+    print(f"\nBrownian interval queries/s, shape {shape}, {n} steps of 1/{n} (no hint; forward "
+          f"then reverse on one interval; median of {rounds} interleaved rounds)")
+    for (name, order), v in rates.items():
+        ratio = ""
+        peer = ("torchsde.BrownianInterval", order)
+        if name == "sde.BrownianInterval" and peer in rates:
+            ratio = f"   {statistics.median(v) / statistics.median(rates[peer]):.2f}× torchsde"
+        print(f"  {name:<26}{order:<8} {statistics.median(v):>10.0f} /s{ratio}")
+    if "torchsde.BrownianInterval" not in makers:
         print("  torchsde: not installed — skipped")
-        return
-    tb = torchsde.BrownianInterval(0.0, 1.0, shape, dtype=torch.float64)
-    for order in ("forward", "reverse"):
-        idx = range(n) if order == "forward" else reversed(range(n))
-        t0 = time.perf_counter()
-        for i in idx:
-            tb(float(ts[i]), float(ts[i + 1]))
-        print(f"  torchsde.BrownianInterval {order:<8} {n / (time.perf_counter() - t0):>10.0f} /s")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    parser.add_argument("--only", choices=("convergence", "neural", "brownian"),
+                        help="run one section")
+    parser.add_argument("--memory-probe", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_probe:
+        memory_probe(args.memory_probe)
+        return
+    if args.only:
+        {"convergence": convergence, "neural": neural, "brownian": brownian}[args.only](
+            args.quick)
+        return
     convergence(args.quick)
     neural(args.quick)
     brownian(args.quick)
