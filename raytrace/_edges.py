@@ -15,7 +15,8 @@ along each curve (``density`` per pixel of screen length, jittered by ``seed``);
 comes from the render-points kernel; n · ∂s/∂θ is the pullback of a short NumPy function (the
 edge point in 3-D, mirrored, projected by the camera), so edge motion reaches vertices, sphere
 centres and radii, mirror planes and the camera. An edge hidden behind another object has
-f(s − δn) = f(s + δn) and contributes nothing.
+f(s − δn) = f(s + δn) and contributes nothing, so hidden samples are found first by one cheap
+closest-hit cast each (two for a mirror view) and skip the two radiance evaluations.
 
 Shadow boundaries are sampled by ``_shadow_edges.py`` (R12). Not covered (DERIVATIONS.md, R11):
 silhouettes reflected by spheres, triangles or meshes, or after two or more mirror bounces, and
@@ -55,6 +56,8 @@ __all__ = [
 DEFAULT_EDGE_DENSITY = 4.0
 #: Offset (pixels) of the two radiance evaluations on either side of an edge sample.
 EDGE_OFFSET = 1e-5
+#: An edge point counts as hidden when something is hit this much (relative) closer to the eye.
+VISIBILITY_RTOL = 1e-7
 #: Points used to measure a sphere silhouette's projected length.
 _SILHOUETTE_PROBE = 64
 _MIN_DEPTH = 1e-9
@@ -106,16 +109,38 @@ def _silhouette(cam, sph, isph, phi, helper):
     return centre + rho[:, None] * (np.cos(phi)[:, None] * e1 + np.sin(phi)[:, None] * e2)
 
 
-def _edge_points(cam, verts, sph, spec, width, height):
-    """Screen positions of all edge samples as a differentiable function of the tables."""
+def _edge_points_3d(cam, verts, sph, spec):
+    """The 3-D points of all edge samples (triangle edges, then sphere silhouettes)."""
     ia, ib, lam, isph, phi, helper = spec
     parts = []
     if len(ia):
-        p = (1.0 - lam)[:, None] * verts[ia] + lam[:, None] * verts[ib]
-        parts.append(_project(cam, p, width, height))
+        parts.append((1.0 - lam)[:, None] * verts[ia] + lam[:, None] * verts[ib])
     if len(isph):
-        parts.append(_project(cam, _silhouette(cam, sph, isph, phi, helper), width, height))
+        parts.append(_silhouette(cam, sph, isph, phi, helper))
     return np.concatenate(parts, axis=0)
+
+
+def _edge_points(cam, verts, sph, spec, width, height):
+    """Screen positions of all edge samples as a differentiable function of the tables."""
+    return _project(cam, _edge_points_3d(cam, verts, sph, spec), width, height)
+
+
+def _visible(p: Packed, x, mirror, device):
+    """Which edge points x (N, 3) the camera sees: directly (mirror −1: nothing hit before x)
+    or, for a mirror view, x being the virtual point, the primary ray's first hit is that
+    mirror and the reflected ray reaches the real point unblocked. One or two closest-hit casts
+    per sample: a hidden sample's jump is zero, so its two radiance evaluations are skipped."""
+    eye = np.broadcast_to(p.cam[0], x.shape)
+    d = x - eye
+    dist = np.linalg.norm(d, axis=1)
+    t, kind, idx = cast(p, eye, d, device)
+    if mirror < 0:
+        return t >= dist * (1.0 - VISIBILITY_RTOL)
+    on = (kind == K.PLANE) & (idx == mirror) & (t < dist)
+    hit = eye + (np.where(on, t, 0.0) / dist)[:, None] * d
+    real = _reflect(x, p.pln[mirror])
+    t2, _, _ = cast(p, hit, real - hit, device)
+    return on & (t2 >= np.linalg.norm(real - hit, axis=1) * (1.0 - VISIBILITY_RTOL))
 
 
 def _clip(constraints, n):
@@ -146,15 +171,19 @@ def _frustum(cam, x, halfspace):
     return out
 
 
-def _triangle_samples(cam, verts, tri, width, height, density, rng, halfspace=None):
-    """Samples on the triangle edges, clipped to the view frustum (and the mirror's half-space):
-    (ia, ib, λ, weight, screen normal). Edges crossing the plane of the eye are clipped at a
-    positive depth, so their visible part is sampled like any other edge."""
-    if not len(tri):
+def _unique_edges(tri):
+    """The vertex pairs (E, 2) of all triangle edges, each once."""
+    pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
+    return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
+def _triangle_samples(cam, verts, pairs, width, height, density, rng, halfspace=None):
+    """Samples on the triangle edges ``pairs``, clipped to the view frustum (and the mirror's
+    half-space): (ia, ib, λ, weight, screen normal). Edges crossing the plane of the eye are
+    clipped at a positive depth, so their visible part is sampled like any other edge."""
+    if not len(pairs):
         none = np.zeros(0, np.int64)
         return none, none, np.zeros(0), np.zeros(0), np.zeros((0, 2))
-    pairs = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
-    pairs = np.unique(np.sort(pairs, axis=1), axis=0)
     va, vb = verts[pairs[:, 0]], verts[pairs[:, 1]]
     lo, hi, keep = _clip(list(zip(_frustum(cam, va, halfspace), _frustum(cam, vb, halfspace))),
                          len(pairs))
@@ -319,6 +348,7 @@ def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSI
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
     views = [-1] + [int(k) for k in mirror_planes(p, depth)]
+    pairs = _unique_edges(p.tri)
     parts = []
     for mirror in views:
         verts, sph = _view(p.verts, p.sph, p.pln, mirror)
@@ -329,7 +359,7 @@ def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSI
             if side == 0:
                 continue
             halfspace = (p.pln[mirror, :3], -side * m)
-        ia, ib, lam, wt, nt = _triangle_samples(p.cam, verts, p.tri, width, height, density, rng,
+        ia, ib, lam, wt, nt = _triangle_samples(p.cam, verts, pairs, width, height, density, rng,
                                                 halfspace)
         isph, phi, helper, ws, ns = _sphere_samples(p.cam, sph, width, height, density, rng,
                                                     halfspace)
@@ -341,6 +371,9 @@ def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSI
         inside = (s[:, 0] >= 0) & (s[:, 0] < width) & (s[:, 1] >= 0) & (s[:, 1] < height)
         rows = np.flatnonzero(inside)
         if len(rows):
+            vis = _visible(p, _edge_points_3d(p.cam, verts, sph, spec)[rows], mirror, device)
+            rows = rows[vis]
+        if len(rows):
             parts.append((mirror, spec, rows, s[rows], np.concatenate([wt, ws])[rows],
                           normal[rows]))
     if not parts:
@@ -351,14 +384,6 @@ def primary_boundary(p: Packed, width, height, depth, density=DEFAULT_EDGE_DENSI
     both = np.concatenate([s - EDGE_OFFSET * normal, s + EDGE_OFFSET * normal])
     f = radiance_at(p, both, depth, width, height, device)
     jump = f[: len(s)] - f[len(s):]
-    view = np.concatenate([np.full(len(q[2]), q[0]) for q in parts])
-    reflected = view >= 0
-    if reflected.any():
-        # A reflected silhouette counts where the camera sees that mirror on both sides of it.
-        _, kind, idx = cast(p, np.broadcast_to(p.cam[0], both.shape[:1] + (3,)),
-                            _primary_dirs(p.cam, both, width, height), device)
-        on = (kind == K.PLANE) & (idx == np.concatenate([view, view]))
-        jump[reflected & ~(on[: len(s)] & on[len(s):])] = 0.0
 
     def points(cam, verts, sph, pln):
         out = []

@@ -170,3 +170,18 @@ def test_edges_crossing_the_plane_of_the_eye():
                  for seed in range(3)])
     assert abs(g - fd) < 0.04 * abs(fd) + 0.05, (fd, g, interior)
     assert abs(interior - fd) > 0.1 * abs(fd), (fd, g, interior)
+
+
+def test_hidden_edges_are_culled_before_shading():
+    # A triangle entirely behind a big sphere: its edge samples are found hidden by one cast
+    # each and dropped, so only the sphere's silhouette samples are shaded (R11).
+    from raytrace._edges import primary_boundary
+    from raytrace._pack import pack
+
+    hidden = np.array([[-0.3, -0.3, 3.0], [0.3, -0.3, 3.0], [0.0, 0.3, 3.0]])
+    with_tri = pack(scene(centre=(0.0, 0.0, 0.0), radius=1.5, triangle=hidden))
+    alone = pack(rt.Scene(*(lambda s: (s.camera, s.shapes[:1], s.lights, s.background))(
+        scene(centre=(0.0, 0.0, 0.0), radius=1.5))))
+    b1 = primary_boundary(with_tri, N, N, 0)
+    b2 = primary_boundary(alone, N, N, 0)
+    assert len(b1.s) == len(b2.s) > 50
