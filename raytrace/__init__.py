@@ -15,6 +15,7 @@ Example:
     'PointLight'
 """
 
+from ._losses import mse
 from ._meshes import uv_sphere
 from ._model import (
     Camera,
@@ -43,6 +44,7 @@ __all__ = [
     "Texture",
     "Triangle",
     "load_obj",
+    "mse",
     "render",
     "save_obj",
     "save_png",

@@ -102,11 +102,28 @@ def test_float32_gradients_are_float32():
 
 
 def test_wrong_shape_loss_is_an_error():
-    def loss(pos):
-        return np.sum(rt.render(paper_scene(size=6, light=pos)) * np.ones((5, 6, 3)))
+    def loss(pos, target, weights=None):
+        return rt.mse(rt.render(paper_scene(size=6, light=pos)), target, weights)
 
-    with pytest.raises(ValueError):
-        ds.grad(loss)(np.array([1.0, 2.0, -7.0]))
+    pos = np.array([1.0, 2.0, -7.0])
+    with pytest.raises(ValueError, match=r"raytrace.mse: target: expected the rendered image's "
+                                         r"shape \(6, 6, 3\) .* got \(5, 6, 3\)"):
+        ds.grad(loss)(pos, np.ones((5, 6, 3)))
+    with pytest.raises(ValueError, match=r"raytrace.mse: target: .* got \(6, 6\)"):
+        ds.grad(loss)(pos, np.ones((6, 6)))  # would broadcast silently in a bare NumPy loss
+    with pytest.raises(ValueError, match=r"raytrace.mse: weights: expected shape \(6, 6\)"):
+        ds.grad(loss)(pos, np.ones((6, 6, 3)), np.ones((6, 5)))
+    # A cotangent of the wrong shape fed to the render's pullback by hand is refused too.
+    _, back = ds.pullback(rt.render, paper_scene(size=6))
+    with pytest.raises(ValueError, match=r"cotangent 0 has shape \(5, 6, 3\), expected \(6, 6"):
+        back(np.ones((5, 6, 3)))
+
+
+def test_mse_gradient_with_weights():
+    target = rt.render(paper_scene(size=6))
+    w = np.random.default_rng(0).uniform(size=(6, 6))
+    check_grads(lambda pos: rt.mse(rt.render(paper_scene(size=6, light=pos)), target, w),
+                (np.array([1.0, 2.0, -7.0]),), modes=("rev", "fwd"))
 
 
 def test_gradient_with_respect_to_a_whole_scene_with_a_mesh():
