@@ -34,8 +34,9 @@ Contents:
   reverse sweep, :func:`heston_mc_greeks` for all ten Greeks with s.e.; or Andersen's QE in NumPy);
 * :func:`merton_mc_price` (exact jump-diffusion paths; pathwise Greeks plus a likelihood-ratio term
   for the jump intensity), :func:`local_vol_mc_price` (log-Euler under any σ(t, S), e.g.
-  :class:`ParametricLocalVol`), :func:`mc_lookback_price` (bridge-sampled extremes: unbiased for
-  continuous monitoring);
+  :class:`ParametricLocalVol` or :class:`DupireLocalVol` of an implied-vol surface, its
+  derivatives by nested forward-mode AD), :func:`mc_lookback_price` (bridge-sampled extremes:
+  unbiased for continuous monitoring);
 * American exercise: :func:`tree_price` (Cox–Ross–Rubinstein, binomial Black–Scholes last step,
   smooth in the spot so AD delta/gamma are the lattice's), :func:`lsm_price` (Longstaff–Schwartz,
   pathwise Greeks with the exercise boundary held fixed), :func:`fd_price` (Crank–Nicolson with a
@@ -74,7 +75,7 @@ from ._greeks import GREEKS, greeks
 from ._heston_mc import HESTON_GREEKS, HestonScheme, heston_mc_greeks, heston_mc_price
 from ._implied_vol import implied_vol
 from ._jump_mc import merton_mc_price
-from ._local_vol_mc import ParametricLocalVol, local_vol_mc_price
+from ._local_vol_mc import DupireLocalVol, ParametricLocalVol, local_vol_mc_price
 from ._lookback_mc import mc_lookback_price
 from ._lsm import lsm_price
 from ._mc import GreekEstimator, MCResult, Product, mc_greeks, mc_price
@@ -83,6 +84,7 @@ from ._tree import tree_price
 
 __all__ = [
     "BGK_BETA",
+    "DupireLocalVol",
     "ParametricLocalVol",
     "local_vol_mc_price",
     "lookback_price",

@@ -19,15 +19,17 @@ References:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+import diffsci as ds
 
 from ._lookback_mc import check_paths
 from ._mc import MCResult
 from ._validate import check_bool, check_real, plain
 
-__all__ = ["ParametricLocalVol", "local_vol_mc_price"]
+__all__ = ["DupireLocalVol", "ParametricLocalVol", "local_vol_mc_price"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,77 @@ class ParametricLocalVol:
         return np.maximum(term * np.sqrt(shape + 1e-300), self.floor)
 
 
+@dataclass(frozen=True)
+class DupireLocalVol:
+    """Dupire's local volatility of an implied-volatility surface, its derivatives by AD.
+
+    With total implied variance ``w(T, y) = σ_imp(T, K)² T`` in log-moneyness ``y = ln(K/F_T)``,
+    ``F_T = S e^{(r−q)T}`` (Gatheral, *The Volatility Surface*, 2006, eq. 1.10):
+
+        σ_loc²(T, K) = w_T / (1 − (y/w) w_y + ¼(−¼ − 1/w + y²/w²) w_y² + ½ w_yy),
+
+    ``w_T`` at fixed y. The three derivatives are forward-mode AD (``ds.jvp``, nested for
+    ``w_yy``) of the user's surface, so it need only be written in NumPy; they stay differentiable,
+    so pathwise Greeks through :func:`local_vol_mc_price` include the surface's parameters.
+
+    Attributes:
+        implied_vol: callable ``σ_imp(expiry, strike)`` (vectorised over strike), NumPy code.
+        spot, rate, dividend: today's S (> 0), r and q.
+        min_time: the surface is read at ``max(t, min_time)`` (the local vol at t = 0 is its
+            limit).
+
+    Raises (on call):
+        ValueError: calendar (``w_T ≤ 0``) or butterfly (denominator ≤ 0) arbitrage where the
+            paths go, naming t and the strike.
+
+    Example:
+        >>> lv = DupireLocalVol(implied_vol=lambda t, k: 0.2 + 0.0 * k, spot=100.0)
+        >>> round(float(lv(0.5, np.array([90.0]))[0]), 12)
+        0.2
+    """
+
+    implied_vol: object = field(metadata={"static": True})
+    spot: float = 100.0
+    rate: float = 0.0
+    dividend: float = 0.0
+    min_time: float = 1e-4
+
+    def __post_init__(self):
+        if not callable(self.implied_vol):
+            raise TypeError("DupireLocalVol: implied_vol must be a callable sigma(expiry, "
+                            f"strike), got {type(self.implied_vol).__name__}")
+        check_real("DupireLocalVol", "spot", self.spot, low=0.0)
+        check_real("DupireLocalVol", "rate", self.rate)
+        check_real("DupireLocalVol", "dividend", self.dividend)
+        check_real("DupireLocalVol", "min_time", self.min_time, low=0.0)
+
+    def total_variance(self, T, y):
+        """``w(T, y) = σ_imp(T, F_T e^y)² T``."""
+        fwd = self.spot * np.exp((self.rate - self.dividend) * T)
+        return self.implied_vol(T, fwd * np.exp(y)) ** 2 * T
+
+    def __call__(self, t, s):
+        T = np.maximum(t, self.min_time)  # stays traced when t is (theta through σ_loc)
+        y = np.log(s / self.spot) - (self.rate - self.dividend) * T
+        ones = np.ones(np.shape(plain(y)))
+        w, w_t = ds.jvp(lambda tt: self.total_variance(tt, y), (T,), (1.0,))
+
+        def dw_dy(yy):
+            return ds.jvp(lambda z: self.total_variance(T, z), (yy,), (ones,))[1]
+
+        w_y, w_yy = ds.jvp(dw_dy, (y,), (ones,))
+        den = (1.0 - y / w * w_y + 0.25 * (-0.25 - 1.0 / w + y * y / (w * w)) * w_y * w_y
+               + 0.5 * w_yy)
+        for name, v in (("calendar arbitrage: dw/dT <= 0", w_t), ("butterfly arbitrage: "
+                                                                  "Dupire denominator <= 0", den)):
+            bad = plain(v) <= 0
+            if np.any(bad):
+                k = np.broadcast_to(plain(s), bad.shape)[bad].flat[0]
+                raise ValueError(f"DupireLocalVol: {name} in the implied-vol surface at t = "
+                                 f"{float(plain(T)):g}, spot level {k:g}")
+        return np.sqrt(w_t / den)
+
+
 def local_vol_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, local_vol, is_call=True,
                        n_paths=100_000, n_steps=50, seed=0, antithetic=True):
     """Monte Carlo price of a European option under local volatility (differentiable pathwise).
@@ -80,7 +153,8 @@ def local_vol_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, local_vo
     Args:
         spot, strike, expiry: scalars > 0; rate, dividend: scalars.
         local_vol: a callable ``σ(t, S)`` (t a scalar, S an array of spots; NumPy code, so it is
-            differentiable) returning positive vols, e.g. a :class:`ParametricLocalVol`.
+            differentiable) returning positive vols, e.g. a :class:`ParametricLocalVol` or the
+            :class:`DupireLocalVol` of an implied-vol surface.
         is_call: scalar bool.
         n_paths: paths (even with ``antithetic``). n_steps: Euler steps. seed: NumPy seed.
 
