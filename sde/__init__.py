@@ -11,7 +11,8 @@
 
 Gradients: ``adjoint="backprop"`` (through the solver), ``"checkpoint"`` (the same, in bounded
 memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic"`` (Li et al.
-2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)``. Fitting:
+2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)`` with an embedded
+error estimate (heun, milstein) or step doubling (``error_estimate=``). Fitting:
 ``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Model fast paths (Numba kernels
 with hand-written adjoints, numba.cuda forward kernels): ``ou_paths``, ``gbm_paths``,
 ``cir_paths``, ``heston_paths``, ``langevin_paths``. Derivations of the hand-written
@@ -19,7 +20,7 @@ adjoints are in ``sde/DERIVATIONS.md``.
 """
 
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
-from ._model import SDE, Adjoint, Calculus, Noise
+from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise
 from ._ops import cir_paths, gbm_paths, heston_paths, langevin_paths, ou_paths
 from ._sdeint import sdeint
 from ._solvers import (
@@ -46,6 +47,7 @@ __all__ = [
     "BrownianPath",
     "Calculus",
     "EnsembleStats",
+    "ErrorEstimate",
     "Euler",
     "EulerHeun",
     "Heun",

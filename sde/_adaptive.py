@@ -1,18 +1,24 @@
-"""Adaptive step-size control by step doubling, consistent with the Brownian path.
+"""Adaptive step-size control, consistent with the Brownian path: embedded pairs or doubling.
 
-Each attempted step from ``t`` to ``t + h`` is taken twice with the same solver: once whole
-(``y_h``) and as two half steps through ``t + h/2`` (``y_{h/2}``). The two see the *same*
-Brownian path: ``W(t, t+h) = W(t, t+h/2) + W(t+h/2, t+h)``, all three queried from a
-:class:`~sde.BrownianInterval`, which returns the increment of any interval consistently with
-every other query. The scaled difference
+Two local error estimates (:class:`~sde.ErrorEstimate`):
 
-    E = sqrt(mean(((y_{h/2} − y_h) / (atol + rtol·max(|y|, |y_{h/2}|)))²))      (over paths and d)
+* **Embedded** (solvers with ``embedded = True``: Heun, Milstein): one step ``y'`` and, from
+  the same stages, a lower-order solution ``ŷ`` (the Euler step); ``e = y' − ŷ`` estimates the
+  local error of the lower-order solution, of size O(h^q) in mean square with
+  ``q = solver.error_order``. The step advances with ``y'`` (local extrapolation, as in
+  embedded Runge–Kutta pairs). One step per attempt.
+* **Doubling** (any one-step solver): the step is taken whole (``y_h``) and as two half steps
+  through ``t + h/2`` (``y_{h/2}``); ``e = y_{h/2} − y_h`` is O(h^{p+1/2}) for strong order p,
+  so ``q = p + ½``; the step advances with ``y_{h/2}``. Three steps per attempt.
 
-estimates the local error of the whole step (for a strong order p solver the difference is
-O(h^{p+1/2})). ``E ≤ 1`` accepts ``y_{h/2}`` (the more accurate value); otherwise the step is
-rejected and retried with a smaller h. In both cases the next h is
+Either way the scaled error over paths and dimensions
 
-    h ← h · clip(0.9 · E^{−1/(p+1/2)}, 0.2, 5)
+    E = sqrt(mean((e / (atol + rtol·max(|y|, |y_new|)))²))
+
+accepts the step when ``E ≤ 1`` and otherwise rejects it and retries with a smaller h; the next
+h is ``h · clip(0.9 · E^{−1/q}, 0.2, 5)``. The attempts see the *same* Brownian path: every
+increment is queried from a :class:`~sde.BrownianInterval`, which returns the increment of any
+interval consistently with every other query.
 
 A rejected step draws **no new noise**: the retry queries sub-intervals of the same Brownian path
 (the Brownian tree conditions them on the increments already seen — a Brownian bridge), so the
@@ -20,15 +26,20 @@ accepted solution is a discretisation of the one path, not of a path biased towa
 (the bias of resampling on rejection; Gaines & Lyons 1997). One step size is shared by all paths
 of the batch (as in torchsde).
 
-The selection runs on plain values; its accepted grid (every half step) is then solved, and
-differentiated, like a fixed grid by :func:`sde.sdeint` with any ``adjoint``: the gradient is that
-of the discrete solve on the accepted grid (step selection itself is not differentiated, as in
-diffrax and torchsde).
+The selection runs on plain values; its accepted grid (with doubling, every half step) is then
+solved, and differentiated, like a fixed grid by :func:`sde.sdeint` with any ``adjoint``: the
+gradient is that of the discrete solve on the accepted grid (step selection itself is not
+differentiated, as in diffrax and torchsde).
 
 References:
-    J. G. Gaines and T. J. Lyons, "Variable step size control in the numerical solution of
-    stochastic differential equations", SIAM J. Appl. Math. 57(5), 1997 (rejection consistent
-    with the Brownian path); E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential
+    H. Lamba, "An adaptive timestepping algorithm for stochastic differential equations",
+    J. Comput. Appl. Math. 161, 2003 (embedded Euler/Milstein error estimates); C. Rackauckas
+    and Q. Nie, "Adaptive methods for stochastic differential equations via natural embeddings
+    and rejection sampling with memory", Discrete Contin. Dyn. Syst. B 22(7), 2017 (embedded
+    SRK error estimates; rejections that keep the Brownian path); J. G. Gaines and T. J. Lyons,
+    "Variable step size control in the numerical solution of stochastic differential
+    equations", SIAM J. Appl. Math. 57(5), 1997 (rejection consistent with the Brownian path);
+    E. Hairer, S. P. Nørsett, G. Wanner, *Solving Ordinary Differential
     Equations I*, §II.4 (step doubling, the controller); X. Li et al., AISTATS 2020 (torchsde's
     adaptive stepping with the Brownian tree).
 """
@@ -37,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model import SDE
+from ._model import SDE, ErrorEstimate
 
 __all__ = ["SAFETY", "FACTOR_MIN", "FACTOR_MAX", "select_grid"]
 
@@ -46,13 +57,39 @@ FACTOR_MIN = 0.2
 FACTOR_MAX = 5.0
 
 
-def _error(y, y_half, y_whole, rtol, atol):
-    scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_half))
-    return float(np.sqrt(np.mean(((y_half - y_whole) / scale) ** 2)))
+def _error(y, y_new, e, rtol, atol):
+    scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_new))
+    return float(np.sqrt(np.mean((e / scale) ** 2)))
+
+
+def _attempt_embedded(sde, solver, t, t1, y, state, params, brownian):
+    """One step with its embedded estimate: ``(y_new, state_new, e, new grid times)``."""
+    y1, s1, e = solver.step_with_error(sde, t, t1 - t, y, state, params,
+                                       brownian.increment(t, t1))
+    return y1, s1, e, (t1,)
+
+
+def _attempt_doubling(sde, solver, t, t1, y, state, params, brownian):
+    """A whole step against two half steps on the same path."""
+    tm = t + 0.5 * (t1 - t)
+    y_whole, _ = solver.step(sde, t, t1 - t, y, state, params, brownian.increment(t, t1))
+    y_mid, s_mid = solver.step(sde, t, tm - t, y, state, params, brownian.increment(t, tm))
+    y_half, s_half = solver.step(sde, tm, t1 - tm, y_mid, s_mid, params,
+                                 brownian.increment(tm, t1))
+    return y_half, s_half, y_half - y_whole, (tm, t1)
+
+
+# (attempt, the error's power of h) per estimate
+_ESTIMATES = {
+    ErrorEstimate.EMBEDDED: (_attempt_embedded, lambda solver, noise: solver.error_order),
+    ErrorEstimate.DOUBLING: (_attempt_doubling,
+                             lambda solver, noise: solver.strong_order[noise] + 0.5),
+}
 
 
 def select_grid(sde: SDE, solver, ts, y0, params, brownian, *, dt0: float, rtol: float,
-                atol: float, dt_min: float, max_steps: int):
+                atol: float, dt_min: float, max_steps: int,
+                estimate: ErrorEstimate = ErrorEstimate.DOUBLING):
     """Choose the accepted steps of an adaptive solve (plain arrays in, plain arrays out).
 
     Args:
@@ -62,17 +99,19 @@ def select_grid(sde: SDE, solver, ts, y0, params, brownian, *, dt0: float, rtol:
         brownian: the Brownian motion (any-interval queries: a BrownianInterval).
         dt0: the first step tried; rtol, atol: the tolerances of E above;
         dt_min: the smallest step allowed; max_steps: the most attempted steps.
+        estimate: the :class:`~sde.ErrorEstimate` (embedded needs ``solver.embedded``).
 
     Returns:
-        ``(times, save, n_accepted, n_rejected)``: the grid of every half step (``times``), the
-        index of each save time in it, and the step counts.
+        ``(times, save, n_accepted, n_rejected)``: the grid the accepted solution lives on
+        (every accepted step's end; with doubling also its midpoint), the index of each save
+        time in it, and the step counts.
 
     Raises:
         RuntimeError: the step size fell below ``dt_min`` or ``max_steps`` was exceeded (names
             the time reached).
     """
-    order = solver.strong_order[sde.noise]
-    exponent = -1.0 / (order + 0.5)
+    attempt, power = _ESTIMATES[estimate]
+    exponent = -1.0 / power(solver, sde.noise)
     t = float(ts[0])
     y = y0
     state = solver.init(sde, t, y, params)
@@ -91,22 +130,16 @@ def select_grid(sde: SDE, solver, ts, y0, params, brownian, *, dt0: float, rtol:
             last = t + h >= target - 1e-12 * max(1.0, abs(target))
             t1 = target if last else t + h
             hh = t1 - t
-            tm = t + 0.5 * hh
-            dW = brownian.increment(t, t1)
-            y_whole, _ = solver.step(sde, t, hh, y, state, params, dW)
-            dW1 = brownian.increment(t, tm)
-            dW2 = brownian.increment(tm, t1)
-            y_mid, s_mid = solver.step(sde, t, tm - t, y, state, params, dW1)
-            y_half, s_half = solver.step(sde, tm, t1 - tm, y_mid, s_mid, params, dW2)
-            err = _error(y, y_half, y_whole, rtol, atol)
+            y_new, s_new, e, new_times = attempt(sde, solver, t, t1, y, state, params, brownian)
+            err = _error(y, y_new, e, rtol, atol)
             if not np.isfinite(err):
                 err = np.inf
             factor = FACTOR_MIN if err == np.inf else \
                 min(FACTOR_MAX, max(FACTOR_MIN, SAFETY * max(err, 1e-10) ** exponent))
             if err <= 1.0:
                 accepted += 1
-                times.extend((tm, t1))
-                t, y, state = t1, y_half, s_half
+                times.extend(new_times)
+                t, y, state = t1, y_new, s_new
                 if not last:
                     h = hh * factor
             else:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SDE", "Calculus", "Noise", "Adjoint", "as_enum"]
+__all__ = ["SDE", "Calculus", "Noise", "Adjoint", "ErrorEstimate", "as_enum"]
 
 
 class Noise(enum.Enum):
@@ -63,6 +63,20 @@ class Adjoint(enum.Enum):
     CHECKPOINT = "checkpoint"
     REVERSIBLE = "reversible"
     STOCHASTIC = "stochastic"
+
+
+class ErrorEstimate(enum.Enum):
+    """How adaptive stepping (``sdeint(..., adaptive=True)``) estimates a step's local error.
+
+    * ``EMBEDDED``: the difference between the step and a lower-order solution from the same
+      stages (Heun ⊃ Euler, Milstein ⊃ Euler; the solver's ``embedded`` flag): one step per
+      attempt.
+    * ``DOUBLING``: one whole step against two half steps (any one-step solver): three steps
+      per attempt.
+    """
+
+    EMBEDDED = "embedded"
+    DOUBLING = "doubling"
 
 
 def as_enum(kind: type[enum.Enum], value: Any, argument: str) -> enum.Enum:

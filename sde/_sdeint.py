@@ -15,7 +15,7 @@ from ._adaptive import select_grid
 from ._adjoint import stochastic_adjoint_solve
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
 from ._grid import Grid, make_grid
-from ._model import SDE, Adjoint, Calculus, Noise, as_enum
+from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise, as_enum
 from ._reversible import reversible_solve
 from ._solve import solve, solve_checkpointed
 from ._solvers import SOLVERS, AbstractSolver, Method
@@ -81,6 +81,19 @@ def _check_outputs(sde, y0, params, t0):
             f"(batch, d, m) = ({batch}, {d}, m) for y0 of shape {y0.shape}"
         )
     return sde.brownian_dim(d, g.shape)
+
+
+def _error_estimate(value, solver) -> ErrorEstimate:
+    """The adaptive error estimate: ``value`` checked against the solver, or the default."""
+    if value is None:
+        return ErrorEstimate.EMBEDDED if solver.embedded else ErrorEstimate.DOUBLING
+    value = as_enum(ErrorEstimate, value, "sdeint: error_estimate")
+    if value is ErrorEstimate.EMBEDDED and not solver.embedded:
+        raise ValueError(
+            f"sdeint: error_estimate='embedded' needs a solver with an embedded pair (heun, "
+            f"milstein), got method {solver.method.value!r}; use error_estimate='doubling'"
+        )
+    return value
 
 
 def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, max_steps,
@@ -153,7 +166,8 @@ def _check_resolution(brownian, times):
 def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0,
            brownian: AbstractBrownian | None = None, adjoint=Adjoint.BACKPROP,
            snapshots: int = 8, adaptive: bool = False, rtol: float = 1e-3,
-           atol: float = 1e-6, dt_min: float | None = None, max_steps: int = 100_000):
+           atol: float = 1e-6, dt_min: float | None = None, max_steps: int = 100_000,
+           error_estimate=None):
     """Solve ``sde`` from ``y0`` at ``ts[0]`` and return the solution at every time in ``ts``.
 
     Args:
@@ -175,7 +189,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         adjoint: an :class:`Adjoint` (or its string): ``"backprop"``, ``"checkpoint"``,
             ``"reversible"``, ``"stochastic"``.
         snapshots: the snapshots per save interval with ``adjoint="checkpoint"``.
-        adaptive: choose the steps by step doubling with error control (``sde._adaptive``):
+        adaptive: choose the steps with error control (``sde._adaptive``; see
+            ``error_estimate``):
             rejected steps re-query the same Brownian path, so ``brownian`` must be a
             :class:`BrownianInterval` (the default one is made when not given). Any one-step
             solver without Lévy area; any adjoint (the accepted grid is then solved and
@@ -185,6 +200,9 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             never below 4× the Brownian interval's resolution ``tol``, whose default for
             adaptive solves is ``(ts[-1] − ts[0])·2⁻²⁴``).
         max_steps: the most adaptive steps attempted.
+        error_estimate: an :class:`ErrorEstimate` (or its string): ``"embedded"`` (the
+            solver's embedded pair: heun, milstein) or ``"doubling"`` (step doubling, any
+            one-step solver). Default: embedded when the solver has a pair, else doubling.
 
     Returns:
         ``ys`` of shape ``(len(ts), batch, d)`` (``(len(ts), d)`` for a 1-D y0).
@@ -254,9 +272,11 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
                                    max_steps, _noise_dtype(y0))
         dt_min = max((ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min),
                      4.0 * brownian.tol)
+        estimate = _error_estimate(error_estimate, solver)
         times, save, _, _ = select_grid(sde, solver, ts, _plain(y0), _plain(params), brownian,
                                         dt0=float(dt), rtol=float(rtol), atol=float(atol),
-                                        dt_min=dt_min, max_steps=int(max_steps))
+                                        dt_min=dt_min, max_steps=int(max_steps),
+                                        estimate=estimate)
     else:
         times, save = make_grid(ts, float(dt))
         if brownian is None:

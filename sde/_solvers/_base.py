@@ -36,6 +36,11 @@ class AbstractSolver(abc.ABC):
         calculus: the calculi it solves (a solver for one calculus also accepts additive noise
             in the other, where the two coincide).
         needs_levy_area: whether a step needs the space-time Lévy area ``H``.
+        embedded: whether :meth:`step_with_error` gives an embedded error estimate (a lower-order
+            solution from the same stages), used by adaptive stepping.
+        error_order: the power of h that the embedded estimate scales with in mean square
+            (``p̂ + ½`` for an embedded solution of strong order ``p̂``): the controller's
+            exponent is ``−1/error_order``.
 
     A step maps ``(y, state)`` at ``t`` to ``(y, state)`` at ``t + dt`` given the Brownian
     increment ``dW`` (and ``H``); ``state`` is solver-specific (``None`` for one-step methods).
@@ -46,6 +51,8 @@ class AbstractSolver(abc.ABC):
     strong_order: ClassVar[Mapping[Noise, float]]
     calculus: ClassVar[frozenset[Calculus]]
     needs_levy_area: ClassVar[bool] = False
+    embedded: ClassVar[bool] = False
+    error_order: ClassVar[float] = 1.0
 
     def check(self, sde: SDE) -> None:
         """Raise ValueError if this solver does not support ``sde``'s noise or calculus."""
@@ -71,3 +78,14 @@ class AbstractSolver(abc.ABC):
     @abc.abstractmethod
     def step(self, sde: SDE, t: float, dt: float, y, state, params, dW, H=None):
         """One step: returns ``(y_next, state_next)``."""
+
+    def step_with_error(self, sde: SDE, t: float, dt: float, y, state, params, dW, H=None):
+        """One step and its embedded local error estimate: ``(y_next, state_next, err)``.
+
+        Raises:
+            NotImplementedError: the method has no embedded pair (``embedded`` is False).
+        """
+        raise NotImplementedError(
+            f"method {self.method.value!r} has no embedded error estimate; "
+            f"use error_estimate='doubling'"
+        )
