@@ -61,7 +61,7 @@ def test_geometric_asian_matches_monte_carlo_geometric_payoff():
     logs = np.log(KW["spot"]) + np.cumsum((r - q - 0.5 * s**2) * dt + s * np.sqrt(dt) * z, axis=1)
     pay = np.exp(-r * T) * np.maximum(np.exp(logs.mean(axis=1)) - KW["strike"], 0.0)
     ref = finance.geometric_asian_price(**KW, expiry=T, n_fixings=n)
-    assert abs(pay.mean() - ref) < 4 * pay.std() / np.sqrt(paths)
+    assert abs(pay.mean() - ref) < 3 * pay.std() / np.sqrt(paths)
 
 
 JUMPS = dict(jump_intensity=0.5, jump_mean=-0.1, jump_vol=0.25)

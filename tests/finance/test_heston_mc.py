@@ -26,7 +26,7 @@ def test_mc_within_4_se_of_fourier(name, scheme, n_steps):
         r = finance.heston_mc_price(**KW, strike=k, params=p, is_call=call, scheme=scheme,
                                     n_steps=n_steps, n_paths=100_000, seed=3)
         ref = float(finance.heston_price(**KW, strike=k, params=p, is_call=call))
-        assert abs(float(r.price) - ref) < 4 * r.stderr, (k, float(r.price), ref, r.stderr)
+        assert abs(float(r.price) - ref) < 3 * r.stderr, (k, float(r.price), ref, r.stderr)
 
 
 def test_qe_pathwise_gradient_vs_fourier_ad():
