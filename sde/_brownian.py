@@ -214,7 +214,9 @@ class BrownianInterval(AbstractBrownian):
         else:
             return wlo, whi
         levels = (hi - lo).bit_length() - 1
-        mids = np.empty((levels, self._size))
+        if exact:  # j − lo = odd·2^z is reached z levels above the leaves
+            levels -= ((j - lo) & -(j - lo)).bit_length() - 1
+        mids = np.empty((levels, self._size))  # rows join the cache: allocate only those used
         idx = np.empty(levels, dtype=np.int64)
         k = _kernels.descend(np.uint64(self.seed), np.uint64(_SALT_DYADIC), lo, hi, wlo, whi, j,
                              exact, self._leaf, mids, idx)

@@ -115,3 +115,14 @@ def test_interval_sequential_sweep_computes_each_point_once():
         _kernels.descend = real
     assert calls["descend"] <= 101  # one kernel call per new point at most
     assert len(bm._points) <= 4
+
+
+def test_interval_cache_holds_only_used_rows():
+    """Nodes computed by one descent share one block; an on-grid query allocates only the rows
+    it walks, so the cache's memory is bounded by its entries (not by blocks kept alive)."""
+    bm = sde.BrownianInterval(0.0, 1.0, (4, 8), seed=0, cache_bytes=1 << 30)
+    for t in np.linspace(0.0, 1.0, 65)[1:]:
+        bm.increment(0.0, t)
+    bases = {id(v.base): v.base for v in bm._cache.values() if v.base is not None}
+    held = sum(b.nbytes for b in bases.values())
+    assert held <= len(bm._cache) * 32 * 8
