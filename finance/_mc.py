@@ -194,6 +194,7 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
         return MCResult(price=price, stderr=se, n_samples=int(qmc_replicates),
                         dof=int(qmc_replicates) - 1)
     samples = gbm_samples(*args, cfg)
+    raw = plain(samples)  # the smoothing bias is that of the uncontrolled payoff
     n = cfg.n_samples
     ratio = None
     if control_variate:
@@ -209,7 +210,7 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
     if product is Product.DIGITAL and cfg.smoothing > 0:
         sharp = _kernels.gbm_samples(*_plain(args, cfg, smoothing=0.0)) if device == "cpu" else \
             _cuda_samples(args, cfg)
-        diff = plain(samples) - sharp
+        diff = raw - sharp
         bias = (float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(n)))
     return MCResult(price=price, stderr=se, n_samples=n, bias=bias, variance_ratio=ratio)
 

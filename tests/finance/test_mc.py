@@ -99,6 +99,10 @@ def test_digital_smoothing_gives_nonzero_greeks_and_reports_bias():
         est, se = g[name]
         assert est != 0.0
         assert abs(est - ref_g[name]) < 4 * se + 0.05 * abs(ref_g[name]), name
+    cv = finance.mc_price(**KW, product=finance.Product.DIGITAL, n_paths=40_000, seed=7,
+                          control_variate=True)
+    assert cv.bias == r.bias  # the smoothing bias is the payoff's, not the controlled sample's
+    assert abs(float(cv.price) - ref) < 4 * cv.stderr + abs(cv.bias[0])
     sharp = finance.mc_greeks(**KW, product=finance.Product.DIGITAL, smoothing=0.0, n_paths=100)
     assert sharp["delta"][0] == 0.0  # why smoothing is the default: plain pathwise gives zero
 
