@@ -8,14 +8,21 @@ median wall time of
 * render: ``raytrace.render`` (validation, packing, the parallel Numba render kernel);
 * adjoint: ``back(ḡ)`` of ``ds.pullback(render, scene)`` (the hand-written adjoint kernel that
   re-traces every pixel, plus unpacking into a Scene-shaped cotangent);
-* adjoint + edges: the same with ``edges=True`` (Li et al. 2018 edge sampling of primary
-  silhouettes, 4 samples per pixel of edge length);
+* adjoint + edges: the same with ``edges=True`` (Li et al. 2018 edge sampling of silhouettes,
+  directly and in the mirror floor, and of hard-shadow boundaries, 4 samples per pixel of edge
+  length);
 
-primary rays per second of the render, the render on one thread, and samples per second of a
-4-samples-per-pixel render. A last table renders a ≈10⁵-triangle UV sphere
-(``--big`` triangles) over the same floor at 256×256: BVH build time, render time (build
-included), and the adjoint. Triangles are found through a BVH (``raytrace/_kernels.py``,
-``build_bvh``), rebuilt on every render since vertices may change between renders.
+primary rays per second of the render (the whole call: validation, packing, BVH build, kernel)
+and of the render kernel alone, samples per second of a 4-samples-per-pixel render,
+each on one thread and on all Numba threads (thread scaling), with the adjoint's and the edge
+term's cost as ratios to the render measured in the same run. A second table breaks the edge
+term's cost down at the largest size: silhouette samples generated, hidden ones culled by one
+closest-hit cast each before shading (mesh edges behind the mesh itself or other objects),
+shadow-boundary samples, and the pullback of the sample points. A further table renders a
+≈10⁵-triangle UV sphere (``--big`` triangles) over the same floor at 256×256: BVH build time,
+render time (build included), and the adjoint. Triangles are found through a BVH
+(``raytrace/_kernels.py``, ``build_bvh``), rebuilt on every render since vertices may change
+between renders.
 Numba threads: all cores unless NUMBA_NUM_THREADS is set.
 
 A third table compares, on spheres over a mirror plane (the scene above without the mesh and
@@ -171,6 +178,110 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(fns: dict, repeats: int) -> dict:
+    """Median wall time of each ``fns[key]()`` (each already warmed up), the calls interleaved
+    round by round so that every function sees the same background load on a shared machine.
+    A key ``(n, name)`` runs on ``n`` Numba threads."""
+    times = {key: [] for key in fns}
+    for _ in range(repeats):
+        for key, fn in fns.items():
+            numba.set_num_threads(key[0])
+            t0 = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t0)
+    return {key: statistics.median(t) for key, t in times.items()}
+
+
+def throughput_table(sizes, mesh: int, repeats: int) -> None:
+    """Render / adjoint / edge-term times per resolution, on one and on all threads."""
+    threads = numba.get_num_threads()
+    header = (f"{'size':>9} {'threads':>7} {'render ms':>10} {'Mrays/s':>8} {'kernel Mrays/s':>15} "
+              f"{'4spp Msamp/s':>13} {'adjoint ms':>11} {'adj/render':>10} {'+edges ms':>10} "
+              f"{'edges/render':>12}")
+    print(header)
+    print("-" * len(header))
+    counts = sorted({1, threads})
+    for size in sizes:
+        scene = make_scene(size, mesh)
+        g = np.ones((size, size, 3))
+        back = ds.pullback(lambda s: rt.render(s), scene)[1]
+        back_e = ds.pullback(lambda s: rt.render(s, edges=True), scene)[1]
+        p = pack(scene)
+        out = np.empty((size, size, 3))
+        fns = {}
+        for n in counts:
+            fns[(n, "render")] = lambda: rt.render(scene)
+            fns[(n, "kernel")] = lambda: K.render_kernel(size, size, 1, 2, 0.0, *p.tables(), out)
+            fns[(n, "4spp")] = lambda: rt.render(scene, samples=4)
+            fns[(n, "adjoint")] = lambda: back(g)
+            fns[(n, "edges")] = lambda: back_e(g)
+        for key, fn in fns.items():  # warm-up (compiles on the first call)
+            numba.set_num_threads(key[0])
+            fn()
+        t = interleaved_medians(fns, repeats)
+        numba.set_num_threads(threads)
+        for n in counts:
+            r = t[(n, "render")]
+            print(f"{size:>4}x{size:<4} {n:>7} {1e3 * r:>10.1f} {size * size / r / 1e6:>8.3f} "
+                  f"{size * size / t[(n, 'kernel')] / 1e6:>15.3f} "
+                  f"{4 * size * size / t[(n, '4spp')] / 1e6:>13.3f} "
+                  f"{1e3 * t[(n, 'adjoint')]:>11.1f} {t[(n, 'adjoint')] / r:>10.2f} "
+                  f"{1e3 * t[(n, 'edges')]:>10.1f} {t[(n, 'edges')] / r:>12.2f}")
+        if len(counts) > 1:
+            print(f"{'':>9} speed-up on {threads} threads: render "
+                  f"{t[(1, 'render')] / t[(threads, 'render')]:.2f}x, 4 spp "
+                  f"{t[(1, '4spp')] / t[(threads, '4spp')]:.2f}x, render kernel "
+                  f"{t[(1, 'kernel')] / t[(threads, 'kernel')]:.2f}x, adjoint "
+                  f"{t[(1, 'adjoint')] / t[(threads, 'adjoint')]:.2f}x")
+
+
+def edge_cost_table(size: int, mesh: int, repeats: int) -> None:
+    """Where the edge term's time goes: silhouette samples (direct and in the mirror floor),
+    how many are hidden (culled by one cast each before shading), shadow-boundary samples, and
+    the pullback of the sample points, against the render in the same run."""
+    from raytrace import _edges as E
+    from raytrace._shadow_edges import shadow_boundary
+
+    scene = make_scene(size, mesh)
+    p = pack(scene)
+    rng = np.random.default_rng(0)
+    pairs = E._unique_edges(p.tri)
+    generated = 0
+    for mirror in [-1] + [int(k) for k in E.mirror_planes(p, 2)]:
+        verts, sph = E._view(p.verts, p.sph, p.pln, mirror)
+        half = None
+        if mirror >= 0:
+            m = p.pln[mirror, 3:6]
+            half = (p.pln[mirror, :3], -np.sign((p.cam[0] - p.pln[mirror, :3]) @ m) * m)
+        generated += len(E._triangle_samples(p.cam, verts, pairs, size, size,
+                                             E.DEFAULT_EDGE_DENSITY, rng, half)[0])
+        generated += len(E._sphere_samples(p.cam, sph, size, size, E.DEFAULT_EDGE_DENSITY,
+                                           rng, half)[0])
+    t_render = median_time(lambda: rt.render(scene), repeats)
+    b = E.primary_boundary(p, size, size, 2)
+    t_sil = median_time(lambda: E.primary_boundary(p, size, size, 2), repeats)
+    sb = shadow_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY)
+    t_sh = median_time(lambda: shadow_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY),
+                       repeats)
+    g = np.ones((size, size, 3))
+    t_pull = median_time(lambda: (E.boundary_cotangents(b, p, g),
+                                  E.boundary_cotangents(sb, p, g)), repeats)
+    n_sh = 0 if sb is None else len(sb.s)
+    print(f"\nedge term at {size}x{size} ({len(p.tri)} triangles, {len(pairs)} unique edges, "
+          f"mirror floor; render {1e3 * t_render:.1f} ms in the same run)")
+    header = f"{'part':>44} {'samples':>9} {'ms':>9} {'x render':>9}"
+    print(header)
+    print("-" * len(header))
+    print(f"{'silhouette samples generated (direct+mirror)':>44} {generated:>9} {'':>9} {'':>9}")
+    print(f"{'  of which hidden (culled by a cast)':>44} {generated - len(b.s):>9} {'':>9} {'':>9}")
+    print(f"{'silhouettes: sample, cull, shade both sides':>44} {len(b.s):>9} {1e3 * t_sil:>9.1f} "
+          f"{t_sil / t_render:>9.2f}")
+    print(f"{'shadow boundaries: probe, sample, shade':>44} {n_sh:>9} {1e3 * t_sh:>9.1f} "
+          f"{t_sh / t_render:>9.2f}")
+    print(f"{'pullback of the sample points (diffsci)':>44} {len(b.s) + n_sh:>9} "
+          f"{1e3 * t_pull:>9.1f} {t_pull / t_render:>9.2f}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small images, few repeats")
@@ -183,28 +294,8 @@ def main(argv=None) -> None:
     repeats = args.repeats or (3 if args.quick else 5)
     print(f"raytrace bench: {numba.get_num_threads()} Numba threads, depth 2, 1 spp, "
           f"mesh {args.mesh} triangles, median of {repeats}")
-    threads = numba.get_num_threads()
-    header = (f"{'size':>9} {'render ms':>10} {'Mrays/s':>8} {'1-thread ms':>12} "
-              f"{'4spp Msamp/s':>13} {'adjoint ms':>11} {'ratio':>6} {'+edges ms':>10} "
-              f"{'ratio':>6}")
-    print(header)
-    print("-" * len(header))
-    for size in sizes:
-        scene = make_scene(size, args.mesh)
-        t_render = median_time(lambda: rt.render(scene), repeats)
-        numba.set_num_threads(1)
-        t_one = median_time(lambda: rt.render(scene), repeats)
-        numba.set_num_threads(threads)
-        t_4spp = median_time(lambda: rt.render(scene, samples=4), repeats)
-        g = np.ones((size, size, 3))
-        _, back = ds.pullback(lambda s: rt.render(s), scene)
-        t_adj = median_time(lambda: back(g), repeats)
-        _, back_e = ds.pullback(lambda s: rt.render(s, edges=True), scene)
-        t_edge = median_time(lambda: back_e(g), repeats)
-        print(f"{size:>4}x{size:<4} {1e3 * t_render:>10.2f} {size * size / t_render / 1e6:>8.3f} "
-              f"{1e3 * t_one:>12.2f} {4 * size * size / t_4spp / 1e6:>13.3f} "
-              f"{1e3 * t_adj:>11.2f} {t_adj / t_render:>6.2f} {1e3 * t_edge:>10.2f} "
-              f"{t_edge / t_render:>6.2f}")
+    throughput_table(sizes, args.mesh, repeats)
+    edge_cost_table(sizes[-1], args.mesh, repeats)
     size = 64 if args.quick else 256
     scene = big_mesh_scene(size, args.big)
     p = pack(scene, bvh=False)
@@ -223,7 +314,7 @@ def main(argv=None) -> None:
     print("\nside by side: hand-written kernels vs the same renderer in vectorised "
           "diffsci.numpy (3 spheres, mirror plane, point light, depth 2; gradient of a weighted "
           "image sum w.r.t. all sphere, plane, material, light and background parameters)")
-    side_by_side((32, 64) if args.quick else (64, 128), repeats)
+    side_by_side((32, 64) if args.quick else (64, 128, 256), repeats)
     if not args.no_variance:
         variance_table(4 if args.quick else 8)
 
