@@ -86,7 +86,6 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
     """
     who = "heston_mc_price"
     cfg = _check(who, locals())
-    call = cfg.w > 0
     if scheme is HestonScheme.FULL_TRUNCATION:
         samples = heston_samples(spot, strike, expiry, rate, dividend, params.kappa,
                                  params.theta, params.sigma, params.rho, params.v0, cfg)
@@ -102,8 +101,7 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
     log_s, v = np.log(spot) + 0.0 * z[0, 0], params.v0 + 0.0 * z[0, 0]
     for k in range(int(n_steps)):
         log_s, v = step(log_s, v, z[0, k], z[1, k], dt, rate - dividend, params)
-    w = 1.0 if call else -1.0
-    cash = np.exp(-rate * expiry) * np.maximum(w * (np.exp(log_s) - strike), 0.0)
+    cash = np.exp(-rate * expiry) * np.maximum(cfg.w * (np.exp(log_s) - strike), 0.0)
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
     se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
