@@ -704,6 +704,35 @@ def _specialise(fn, suffix, parallel=False, **consts):
     return njit(cache=True, fastmath=REDUCE_FLAGS, parallel=parallel)(f)
 
 
+def _rot1_tan_body(psi, dpsi, bit, c, s, f):
+    """One forward-mode step of a one-wire rotation (Pauli code ``TA``) in one pass (eq. A5,
+    A8): with U = c - i s P, psi <- U psi and dpsi <- U dpsi - i f P (U psi), f = sigma dphi / 2.
+    """
+    for base in range(0, psi.size, 2 * bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            a0, a1 = _rot_dagger(TA, c, -s, psi[i], psi[j])
+            d0, d1 = _rot_dagger(TA, c, -s, dpsi[i], dpsi[j])
+            m0, m1 = _rot_dagger(TA, 0.0, -f, a0, a1)  # -i f P a
+            psi[i], psi[j] = a0, a1
+            dpsi[i], dpsi[j] = d0 + m0, d1 + m1
+
+
+def _rot1_tan_par_body(psi, dpsi, bit, t, c, s, f):
+    """:func:`_rot1_tan_body` with a runtime Pauli code, blocks shared among threads."""
+    for blk in prange(psi.size // (2 * bit)):
+        base = blk * 2 * bit
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            a0, a1 = _rot_dagger(t, c, -s, psi[i], psi[j])
+            d0, d1 = _rot_dagger(t, c, -s, dpsi[i], dpsi[j])
+            m0, m1 = _rot_dagger(t, 0.0, -f, a0, a1)
+            psi[i], psi[j] = a0, a1
+            dpsi[i], dpsi[j] = d0 + m0, d1 + m1
+
+
 _PN = "zxy"
 _rot1_adj_z, _rot1_adj_x, _rot1_adj_y = (
     _specialise(_rot1_adj_body, "_" + _PN[a], TA=a) for a in range(3))
@@ -712,6 +741,20 @@ _rot1_adj_z, _rot1_adj_x, _rot1_adj_y = (
     _specialise(_rot2_adj_body, "_" + _PN[a] + _PN[b], TA=a, TB=b)
     for a in range(3) for b in range(3))
 rot2_adj_par = _specialise(_rot2_adj_par_body, "", parallel=True)
+_rot1_tan_z, _rot1_tan_x, _rot1_tan_y = (
+    _specialise(_rot1_tan_body, "_" + _PN[a], TA=a) for a in range(3))
+rot1_tan_par = _specialise(_rot1_tan_par_body, "", parallel=True)
+
+
+@njit(cache=True)
+def rot1_tan(psi, dpsi, bit, t, c, s, f):
+    """:func:`_rot1_tan_body` for the Pauli code t (serial)."""
+    if t == P_Z:
+        _rot1_tan_z(psi, dpsi, bit, c, s, f)
+    elif t == P_X:
+        _rot1_tan_x(psi, dpsi, bit, c, s, f)
+    else:
+        _rot1_tan_y(psi, dpsi, bit, c, s, f)
 
 
 @njit(cache=True)
@@ -911,12 +954,28 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
             apply_chan2(dpsi, ints[g], mats, g, False)
             continue
         phi = _angle(g, pidx, scale, offset, theta)
-        apply_op(psi, kind, ints[g], mats[g], phi, False, par)
-        apply_op(dpsi, kind, ints[g], mats[g], phi, False, par)
+        row = ints[g]
+        one = _is_rot1(kind, row)
+        if one:  # one pass over (psi, dpsi), no generator sweep (eq. A8)
+            t, c, s, sigma = _rot_cs(row, phi)
+            f = 0.0 if pidx[g] < 0 else 0.5 * sigma * scale[g] * dtheta[pidx[g]]
+            if par:
+                rot1_tan_par(psi, dpsi, one, t, c, s, f)
+            else:
+                rot1_tan(psi, dpsi, one, t, c, s, f)
+            continue
+        if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:  # CNOT on both
+            if par:
+                cx1_pair_par(psi, dpsi, row[0], _log2(row[2]))
+            else:
+                _cx1_pair(psi, dpsi, row[0], _log2(row[2]))
+            continue
+        apply_op(psi, kind, row, mats[g], phi, False, par)
+        apply_op(dpsi, kind, row, mats[g], phi, False, par)
         if pidx[g] >= 0:
             dphi = scale[g] * dtheta[pidx[g]]
             if dphi != 0.0:
-                add_generator(dpsi, psi, kind, ints[g], dphi)
+                add_generator(dpsi, psi, kind, row, dphi)
 
 
 @njit(cache=True)

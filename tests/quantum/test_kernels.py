@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import diffsci as ds
-from quantum import GATES, Circuit, Hamiltonian, expval, heisenberg, tfim
+from quantum import GATES, Circuit, Hamiltonian, expval, heisenberg, state, tfim
 from quantum import _kernels as K
 from quantum._model import compile_observable
 from tests.quantum import problems as P
@@ -219,3 +219,13 @@ def test_specialised_rotation_adjoint_kernels(first, second):
         np.testing.assert_allclose(psi, np.eye(2**n)[0], atol=1e-12)
         np.testing.assert_allclose(lam, dense.conj().T @ lam0, atol=1e-12)
     np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
+    # forward mode (tangent sweep, one pass per rotation): J·u against central differences
+    u = np.random.default_rng(3).normal(size=prog.n_params)
+    eps = 1e-6
+    fd = (state(c, theta + eps * u) - state(c, theta - eps * u)) / (2 * eps)
+    for par in (False, True):
+        psi = np.eye(2**n, dtype=complex)[0]
+        dpsi = np.zeros(2**n, complex)
+        K.tangent_sweep(psi, dpsi, *prog.arrays, theta, u, par)
+        np.testing.assert_allclose(psi, dense[:, 0], atol=1e-12)
+        np.testing.assert_allclose(dpsi, fd, atol=1e-8)
