@@ -5,7 +5,8 @@ Workload "HEA-TFIM" (issue 4): |0…0⟩, then L × [RY on every qubit, RZ on ev
 all 2·N·L angles, for N×L in {4×2, 8×4, 12×4, 16×4, 16×10, 20×2}. One thread by default; with
 ``--threads 2`` Numba and OpenMP (PennyLane Lightning) get two, and our kernels switch to their
 ``parallel=True`` twins from ``quantum._kernels.PAR_MIN_AMPS`` amplitudes. BLAS stays at one thread.
-Thread counts are pinned before any import.
+Thread counts are pinned before any import, so ``--threads 1,2`` (the default) runs this script
+once per count in a fresh process and prints one table per count (and one JSON with both).
 
 Columns (median seconds over repeats; each repeat runs the call at least once and ~0.2 s in all):
 - ``fwd``: our forward pass (``quantum.expval``).
@@ -20,7 +21,7 @@ forward passes). Also: peak NumPy memory of one value+gradient in state vectors 
 Numba kernels allocate nothing), gate throughput in ns per amplitude per gate at the largest N, and
 a batch of 64 parameter sets against a Python loop.
 
-Usage: ``python benchmarks/bench_quantum.py [--quick] [--no-peers] [--threads T] [--json PATH]``.
+Usage: ``python benchmarks/bench_quantum.py [--quick] [--no-peers] [--threads 1,2] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -36,18 +37,21 @@ def _threads_arg(argv: list[str]) -> str:
             return argv[i + 1]
         if a.startswith("--threads="):
             return a.split("=", 1)[1]
-    return "1"
+    return "1,2"
 
 
 THREADS = _threads_arg(sys.argv[1:])
-os.environ["NUMBA_NUM_THREADS"] = THREADS
-os.environ["OMP_NUM_THREADS"] = THREADS
+_FIRST = THREADS.split(",")[0]  # a multi-count run only dispatches; see _run_each
+os.environ["NUMBA_NUM_THREADS"] = _FIRST
+os.environ["OMP_NUM_THREADS"] = _FIRST
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ["MKL_NUM_THREADS"] = "1"
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -58,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import diffsci as ds  # noqa: E402
 from quantum import Circuit, X, Z, expval  # noqa: E402
+from quantum._ops import forward_states  # noqa: E402
 
 SIZES = [(4, 2), (8, 4), (12, 4), (16, 4), (16, 10), (20, 2)]
 QUICK_SIZES = [(4, 2), (8, 4)]
@@ -157,13 +162,17 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="4×2 and 8×4 only, short timings")
     ap.add_argument("--no-peers", action="store_true", help="skip PennyLane")
     ap.add_argument("--json", type=Path, help="write the results as JSON")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="Numba and OpenMP threads (read before import; BLAS stays at 1)")
+    ap.add_argument("--threads", default="1,2",
+                    help="Numba and OpenMP threads, or a comma-separated list of counts run one "
+                         "process each (read before import; BLAS stays at 1)")
     args = ap.parse_args(argv)
+    counts = args.threads.split(",")
+    if len(counts) > 1:
+        return _run_each(counts, sys.argv[1:] if argv is None else list(argv), args.json)
     sizes = QUICK_SIZES if args.quick else SIZES
     budget = 0.05 if args.quick else 0.3
     rows = []
-    print(f"HEA-TFIM value+gradient, {args.threads} thread(s); median seconds (budget {budget} s "
+    print(f"HEA-TFIM value+gradient, {counts[0]} thread(s); median seconds (budget {budget} s "
           f"per cell)")
     header = (f"{'N×L':>6} {'P':>4} {'fwd':>10} {'adjoint':>10} {'shift':>10} {'lightning':>10} "
               f"{'dq-bp':>10} {'adj/light':>9} {'adj/fwd':>7} {'mem(states)':>11}")
@@ -200,15 +209,15 @@ def main(argv=None) -> int:
               f"{(f'{ratio:9.2f}' if ratio else f'{chr(45):>9}')} "
               f"{row['adjoint'] / row['fwd']:7.2f} {row['mem_states']:11.1f}", flush=True)
 
-    # Gate throughput at the largest N: forward time per gate per amplitude.
+    # Gate throughput at the largest N: the forward kernels alone (no <H>), per gate per amplitude.
     n, layers = sizes[-1]
     c = hea(n, layers)
-    theta = np.zeros(c.n_params)
-    t_fwd = next(r["fwd"] for r in rows if (r["N"], r["L"]) == (n, layers))
+    theta = np.random.default_rng(1).uniform(-np.pi, np.pi, c.n_params)
+    t_gates = timeit(lambda: forward_states(c.program, theta), budget)
     gates = len(c.ops)
-    ns_per_amp = t_fwd / (gates * 2**n) * 1e9
+    ns_per_amp = t_gates / (gates * 2**n) * 1e9
     print(f"\ngate throughput at {n} qubits: {ns_per_amp:.2f} ns per amplitude per gate "
-          f"(forward incl. <H>, {gates} gates)")
+          f"({gates} gates: RY, RZ, CNOT; state preparation included)")
 
     # Batch of 64 parameter sets vs a loop, at 8×4.
     c = hea(8, 4)
@@ -233,10 +242,39 @@ def main(argv=None) -> int:
         print(f"  {'PASS' if ok else 'FAIL'}  {name}")
     if args.json:
         args.json.write_text(json.dumps({
-            "rows": rows, "ns_per_amplitude": ns_per_amp,
+            "threads": int(counts[0]), "rows": rows, "ns_per_amplitude": ns_per_amp,
             "batch64": {"batched_s": t_batch, "loop_s": t_loop},
             "targets": [{"name": k, "status": "PASS" if v else "FAIL"} for k, v in targets],
         }, indent=1))
+    return 0
+
+
+def _run_each(counts: list[str], argv: list[str], json_path: Path | None) -> int:
+    """Run this script once per thread count (each pins its count before importing Numba)."""
+    rest = []
+    skip = False
+    for a in argv:  # drop --threads and --json; each child gets its own
+        if skip:
+            skip = False
+            continue
+        if a in ("--threads", "--json"):
+            skip = True
+            continue
+        if a.startswith(("--threads=", "--json=")):
+            continue
+        rest.append(a)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in counts:
+            out = Path(tmp) / f"t{k}.json"
+            code = subprocess.call([sys.executable, __file__, *rest, "--threads", k,
+                                    "--json", str(out)])
+            if code:
+                return code
+            results[k] = json.loads(out.read_text())
+            print(flush=True)
+    if json_path:
+        json_path.write_text(json.dumps({"by_threads": results}, indent=1))
     return 0
 
 
