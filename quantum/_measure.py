@@ -170,11 +170,14 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
         rho = _vec_rho(circuit, theta, device, "expval")
         h = observable_vectors(obs, circuit.n_qubits)
         return _squeeze(np.real(rho @ np.conj(h).T), single)
-    static = Static(circuit.program, obs, check_device(device))
-    if method == "adjoint" and _is_traced(theta) and _is_traced(theta._value):
-        out = pauli_p(state_p(theta, static), static)  # nested: the composed second-order rules
-    elif method == "adjoint":
-        out = expval_p(theta, static)  # one primitive: three state vectors at the peak
+    device = check_device(device)
+    if method == "adjoint" and not (_is_traced(theta) and _is_traced(theta._value)):
+        # one primitive: three state vectors at the peak, one tape record
+        out = expval_p(theta, Static(circuit.program, obs, device, single=single))
+        return float(out) if single and np.ndim(out) == 0 and not _is_traced(out) else out
+    static = Static(circuit.program, obs, device)
+    if method == "adjoint":  # nested differentiation: the composed second-order rules
+        out = pauli_p(state_p(theta, static), static)
     else:
         out = shift_expval_p(theta, static)
     return _squeeze(out, single)

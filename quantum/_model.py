@@ -15,7 +15,7 @@ counts, unitarity and Pauli-string lengths, each with an error naming the argume
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from numbers import Real
 
 import numpy as np
@@ -482,7 +482,7 @@ class Circuit:
     @property
     def noisy(self) -> bool:
         """Whether the circuit has a noise channel (and so runs as a density matrix)."""
-        return any(op.name in CHANNELS or op.name == KRAUS for op in self._ops)
+        return self.program.n_channels > 0
 
     # ------------------------------------------------------------------ compiled form, drawing
     @property
@@ -562,6 +562,11 @@ class Program:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """``(kinds, ints, mats, pidx, scale, offset)``, the kernels' argument order."""
         return self.kinds, self.ints, self.mats, self.pidx, self.scale, self.offset
+
+    @cached_property
+    def n_channels(self) -> int:
+        """The number of channel rows (``K_CHAN``/``K_CHAN2``): nonzero for density matrices."""
+        return int(np.count_nonzero((self.kinds == K_CHAN) | (self.kinds == K_CHAN2)))
 
     def with_offsets(self, offset: np.ndarray) -> Program:
         """The same program with other fixed offsets (parameter shift)."""
@@ -721,9 +726,9 @@ class Hamiltonian:
             clean.append((float(c), "".join(p for p, _ in keep), tuple(w for _, w in keep)))
         object.__setattr__(self, "terms", tuple(clean))
 
-    @property
+    @cached_property
     def n_wires(self) -> int:
-        """1 + the largest wire any term touches (0 for a constant)."""
+        """1 + the largest wire any term touches (0 for a constant); computed once."""
         return 1 + max((max(w) for _, _, w in self.terms if w), default=-1)
 
     def __add__(self, other):

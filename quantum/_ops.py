@@ -29,15 +29,16 @@ from ._model import Program
 class Static:
     """An opaque, non-differentiable bundle passed through ``custom_vjp`` (a pytree leaf)."""
 
-    __slots__ = ("program", "obs", "device", "square", "theta_traced")
+    __slots__ = ("program", "obs", "device", "square", "theta_traced", "single")
 
     def __init__(self, program: Program, obs=None, device: str = "cpu", square: bool = False,
-                 theta_traced: bool = False):
+                 theta_traced: bool = False, single: bool = False):
         self.program = program
         self.obs = obs
         self.device = device
         self.square = square
         self.theta_traced = theta_traced  # θ is traced: second order needs θ's cotangent
+        self.single = single  # expval_p: one observable, its axis dropped from the output
 
 
 # ---------------------------------------------------------------------------- plain backends
@@ -77,7 +78,7 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     grad = np.zeros(theta.shape, np.float64)
     p = np.array(psi, np.complex128, copy=True)
     lam = psibar if own_psibar else np.array(psibar, np.complex128, copy=True)
-    n_chan = int(np.count_nonzero((program.kinds == K.K_CHAN) | (program.kinds == K.K_CHAN2)))
+    n_chan = program.n_channels
     if n_chan:  # density-matrix program: replay the forward pass saving a state per channel
         for b in np.ndindex(theta.shape[:-1]):
             snaps = np.empty((n_chan, psi.shape[-1]), np.complex128)
@@ -148,6 +149,10 @@ def observables_cotangent(obs, psi: np.ndarray, g: np.ndarray) -> np.ndarray:
     """``ψ̄ = 2 Σ_m g_m H_m ψ`` (eq. A1) into one new buffer, without a ``H_m ψ`` temporary."""
     out = np.zeros(psi.shape, np.complex128)
     kernel = K.fused_axpy_par if _par(psi.shape[-1]) else K.fused_axpy
+    if psi.ndim == 1:  # the common case, without np.ndindex's overhead (small circuits)
+        for m, o in enumerate(obs):
+            kernel(psi, out, 2.0 * float(g[m]), *o.fused)
+        return out
     for b in np.ndindex(psi.shape[:-1]):
         for m, o in enumerate(obs):
             kernel(psi[b], out[b], 2.0 * float(g[b + (m,)]), *o.fused)
@@ -161,6 +166,10 @@ def observables_values(obs, psi: np.ndarray, square: bool = False) -> np.ndarray
         hpsi = apply_observables(obs, psi)
         return np.sum(hpsi.real**2 + hpsi.imag**2, axis=-1)
     kernel = K.fused_expval_par if _par(psi.shape[-1]) else K.fused_expval
+    if psi.ndim == 1:
+        for m, o in enumerate(obs):
+            out[m] = kernel(psi, *o.fused)
+        return out
     for b in np.ndindex(psi.shape[:-1]):
         for m, o in enumerate(obs):
             out[b + (m,)] = kernel(psi[b], *o.fused)
@@ -310,17 +319,25 @@ pauli_p.defvjp(_pauli_fwd, _pauli_bwd)
 
 @ds.custom_vjp
 def expval_p(theta, static: Static):
-    """``[⟨ψ(θ)|H_m|ψ(θ)⟩]_m``, shape ``theta.shape[:-1] + (M,)``, by the adjoint method."""
-    return observables_values(static.obs, forward_states(static.program, theta, static.device))
+    """``[⟨ψ(θ)|H_m|ψ(θ)⟩]_m``, shape ``theta.shape[:-1] + (M,)`` (``static.single``: without the
+    M axis), by the adjoint method."""
+    psi = forward_states(static.program, theta, static.device)
+    return _drop_m(observables_values(static.obs, psi), static)
+
+
+def _drop_m(values, static):
+    return values[..., 0] if static.single else values
 
 
 def _expval_fwd(theta, static):
     psi = forward_states(static.program, theta, static.device)
-    return observables_values(static.obs, psi), (theta, psi, static)
+    return _drop_m(observables_values(static.obs, psi), static), (theta, psi, static)
 
 
 def _expval_bwd(res, g):
     theta, psi, static = res
+    if static.single:
+        g = g[..., None]
     if not (_plain(g) and _plain(theta)):  # defensive: a traced cotangent takes the composed rules
         psibar = _pauli_bwd((psi, Static(None, static.obs)), g)[0]
         return _state_bwd((theta, psi, static), psibar)
@@ -338,7 +355,8 @@ def _expval_jvp(primals, tangents):
                             with_state=True)
     hpsi = apply_observables(static.obs, psi)  # (..., M, dim)
     dot = np.einsum("...mj,...j->...m", np.conj(hpsi), dpsi)
-    return observables_values(static.obs, psi), 2.0 * dot.real
+    return (_drop_m(observables_values(static.obs, psi), static),
+            _drop_m(2.0 * dot.real, static))
 
 
 expval_p.defvjp(_expval_fwd, _expval_bwd)
