@@ -77,7 +77,7 @@ def validate_scene(scene) -> None:
         ValueError: naming the object and field: a non-finite number, a radius ≤ 0, a degenerate
             triangle, a zero plane normal or light direction, an out-of-range mesh face index, a
             fov outside (0, 180), a camera whose eye equals its look-at point or that looks along
-            its up vector.
+            its up vector, a textured sphere, a textured mesh without ``uv``.
     """
     if not isinstance(scene, Scene):
         raise TypeError(f"render: scene: expected a raytrace.Scene, got {type(scene).__name__}")
