@@ -19,21 +19,30 @@ import functools
 
 import numpy as np
 
-from ._kernels import K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT, K_SWAP, K_X
+from ._kernels import K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT, K_SWAP, K_X, P_X, P_Y, P_Z
 from ._model import Program
 
 #: Threads per block (also the shared-memory size of the reduction kernel).
 THREADS = 128
 
 cuda = None  # numba.cuda, bound on first use by _cuda()
+_im_inner = _rot_dagger = None  # device copies of the CPU kernels' per-pair helpers (eq. A8)
 
 
 def _cuda():
-    """Import numba.cuda lazily (fixing its mode, real or simulator, only now) and return it."""
-    global cuda
+    """Import numba.cuda lazily (fixing its mode, real or simulator, only now) and return it.
+
+    Also compiles, as device functions, the CPU kernels' per-pair Pauli helpers
+    (``_kernels._im_inner``, ``_kernels._rot_dagger``), so both targets share one formula.
+    """
+    global cuda, _im_inner, _rot_dagger
     if cuda is None:
         from numba import cuda as numba_cuda
 
+        from . import _kernels as K
+
+        _im_inner = numba_cuda.jit(device=True, inline=True)(K._im_inner.py_func)
+        _rot_dagger = numba_cuda.jit(device=True, inline=True)(K._rot_dagger.py_func)
         cuda = numba_cuda
     return cuda
 
@@ -192,10 +201,77 @@ def _generator_grad_body(lam, psi, is_phase, xmask, zmask, cmask, coef, grad, p,
         cuda.atomic.add(grad, p, scale * buf[0])
 
 
+def _rot_adj_body(psi, lam, b, ta, ca, sa, pa, fa, tb, cb, sb, pb, fb, two, grad):
+    """One or two adjoint-sweep steps of one-wire rotations on bit b in one launch (eq. A7–A8),
+    one thread per amplitude pair: Im⟨λ, P_a ψ⟩ on the entry values, U_a† on ψ and λ, then (if
+    ``two``) Im⟨λ, P_b ψ⟩ and U_b†, the pair kept in registers. Each product is reduced per block
+    in shared memory and added into grad[p] (times f = scale·sigma/2) with one atomic per block;
+    p < 0: a fixed angle, no gradient."""
+    buf_a = cuda.shared.array(THREADS, np.float64)
+    buf_b = cuda.shared.array(THREADS, np.float64)
+    t = cuda.threadIdx.x
+    k = cuda.grid(1)
+    da = 0.0
+    db = 0.0
+    if k < psi.size // 2:
+        i = ((k >> b) << (b + 1)) | (k & ((1 << b) - 1))
+        j = i | (1 << b)
+        a0 = psi[i]
+        a1 = psi[j]
+        l0 = lam[i]
+        l1 = lam[j]
+        da = _im_inner(ta, l0, l1, a0, a1)
+        a0, a1 = _rot_dagger(ta, ca, sa, a0, a1)
+        l0, l1 = _rot_dagger(ta, ca, sa, l0, l1)
+        if two:
+            db = _im_inner(tb, l0, l1, a0, a1)
+            a0, a1 = _rot_dagger(tb, cb, sb, a0, a1)
+            l0, l1 = _rot_dagger(tb, cb, sb, l0, l1)
+        psi[i] = a0
+        psi[j] = a1
+        lam[i] = l0
+        lam[j] = l1
+    buf_a[t] = da
+    buf_b[t] = db
+    cuda.syncthreads()
+    h = cuda.blockDim.x // 2
+    while h > 0:
+        if t < h:
+            buf_a[t] += buf_a[t + h]
+            buf_b[t] += buf_b[t + h]
+        cuda.syncthreads()
+        h //= 2
+    if t == 0:
+        if pa >= 0:
+            cuda.atomic.add(grad, pa, fa * buf_a[0])
+        if two and pb >= 0:
+            cuda.atomic.add(grad, pb, fb * buf_b[0])
+
+
+def _cx_pair_body(psi, lam, b, c):
+    """CNOT (control bit c, target bit b) on ψ and λ in one launch (it is its own inverse)."""
+    k = cuda.grid(1)
+    if k >= psi.size // 4:
+        return
+    lo = min(b, c)
+    hi = max(b, c)
+    i = ((k >> lo) << (lo + 1)) | (k & ((1 << lo) - 1))
+    i = ((i >> hi) << (hi + 1)) | (i & ((1 << hi) - 1))
+    i |= 1 << c
+    j = i | (1 << b)
+    t = psi[i]
+    psi[i] = psi[j]
+    psi[j] = t
+    t = lam[i]
+    lam[i] = lam[j]
+    lam[j] = t
+
+
 _BODIES = {
     "mat1": _mat1_body, "mat2": _mat2_body, "x": _x_body, "swap": _swap_body,
     "diag": _diag_body, "rot_diag": _rot_diag_body, "rot_pair": _rot_pair_body,
-    "phase": _phase_body, "generator_grad": _generator_grad_body,
+    "phase": _phase_body, "generator_grad": _generator_grad_body, "rot_adj": _rot_adj_body,
+    "cx_pair": _cx_pair_body,
 }
 
 
@@ -252,6 +328,38 @@ def apply_op(d_psi, kind: int, ints: np.ndarray, mat: np.ndarray, phi: float, in
         raise ValueError(f"unknown operation kind {kind}")
 
 
+def _rot1_bit(program: Program, g: int) -> int:
+    """The bit mask of row g if it is an uncontrolled one-wire rotation, else 0."""
+    _, _, cmask, xmask, zmask, _ = (int(v) for v in program.ints[g])
+    one = xmask | zmask
+    if program.kinds[g] == K_ROT and cmask == 0 and one and not one & (one - 1):
+        return one
+    return 0
+
+
+def _rot1_matrix(row, phi: float) -> tuple:
+    """(m00, m01, m10, m11) of a one-wire rotation row (the CPU kernels' formula)."""
+    from ._kernels import _rot1_matrix as cpu
+
+    return cpu.py_func(row, phi)
+
+
+def _rot_step(program: Program, g: int, phi: float) -> tuple:
+    """(code, c, s, p, f) of a one-wire rotation row for ``_rot_adj_body`` (eq. A8):
+    U† = c + i s P, and grad[p] += f · Im⟨λ, Pψ⟩ with f = scale · sigma / 2."""
+    _, _, _, xmask, zmask, ny = (int(v) for v in program.ints[g])
+    if xmask == 0:
+        code, k = P_Z, ny
+    elif zmask == 0:
+        code, k = P_X, ny
+    else:
+        code, k = P_Y, ny - 1
+    sigma = 1.0 if k % 4 == 0 else -1.0
+    p = int(program.pidx[g])
+    return (code, float(np.cos(0.5 * phi)), float(sigma * np.sin(0.5 * phi)), p,
+            float(0.5 * sigma * program.scale[g]))
+
+
 def _angles(program: Program, theta: np.ndarray) -> np.ndarray:
     k = program.pidx
     phi = program.offset.copy()
@@ -270,10 +378,22 @@ def run_program(d_psi, program: Program, theta: np.ndarray, mats=None) -> None:
     """Apply a whole program to a device state in place."""
     d_mats, _ = mats or _device_mats(program)
     phi = _angles(program, theta)
-    for g in range(program.kinds.size):
+    g = 0
+    while g < program.kinds.size:
+        one = _rot1_bit(program, g)
+        if one and g + 1 < program.kinds.size and _rot1_bit(program, g + 1) == one:
+            # two rotations on one bit: one 2×2 launch, as the CPU run_forward (eq. A7)
+            a = np.array(_rot1_matrix(program.ints[g], phi[g])).reshape(2, 2)
+            b = np.array(_rot1_matrix(program.ints[g + 1], phi[g + 1])).reshape(2, 2)
+            m = b @ a
+            _launch("mat1", d_psi.size // 2, d_psi, one.bit_length() - 1, 0, complex(m[0, 0]),
+                    complex(m[0, 1]), complex(m[1, 0]), complex(m[1, 1]))
+            g += 2
+            continue
         kind = int(program.kinds[g])
         apply_op(d_psi, kind, program.ints[g], program.mats[g], phi[g], False,
                  d_mats[g] if kind == K_MAT2 else None)
+        g += 1
 
 
 def forward_states(program: Program, theta: np.ndarray) -> np.ndarray:
@@ -303,9 +423,24 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray,
         d_grad = cu.to_device(np.zeros(theta.shape[-1]))
         phi = _angles(program, theta[b])
         dim = d_psi.size
-        for g in range(program.kinds.size - 1, -1, -1):
+        g = program.kinds.size - 1
+        while g >= 0:
             kind = int(program.kinds[g])
             ints = program.ints[g]
+            one = _rot1_bit(program, g)
+            if one:  # fused one-wire steps, a pair when the row before is on the same bit (A7)
+                two = g >= 1 and _rot1_bit(program, g - 1) == one
+                steps = [_rot_step(program, g, phi[g])]
+                steps.append(_rot_step(program, g - 1, phi[g - 1]) if two else steps[0])
+                _launch("rot_adj", dim // 2, d_psi, d_lam, one.bit_length() - 1, *steps[0],
+                        *steps[1], two, d_grad)
+                g -= 2 if two else 1
+                continue
+            if kind == K_X and ints[2] and not ints[2] & (ints[2] - 1):  # CNOT on both states
+                _launch("cx_pair", dim // 4, d_psi, d_lam, int(ints[0]),
+                        int(ints[2]).bit_length() - 1)
+                g -= 1
+                continue
             if program.pidx[g] >= 0:
                 is_phase = kind == K_PHASE
                 coef = 1j if is_phase else complex(0.0, -0.5) * (1j) ** int(ints[5])
@@ -315,5 +450,6 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray,
             dm = d_mats_h[g] if kind == K_MAT2 else None
             apply_op(d_psi, kind, ints, program.mats[g], phi[g], True, dm)
             apply_op(d_lam, kind, ints, program.mats[g], phi[g], True, dm)
+            g -= 1
         grad[b] = d_grad.copy_to_host()
     return grad
