@@ -33,7 +33,10 @@ term's variance on a 32×32 scene (a sphere and a triangle over a
 floor, lit by a point light, so both silhouettes and shadow boundaries move): for one parameter
 at a time, d(loss)/dθ of a fixed weighted image sum by central differences of a 4096-spp render
 (the reference), the interior-only gradient, and the ``edges=True`` gradient's mean and standard
-deviation over 8 seeds (64 spp, edge density 4).
+deviation over 8 seeds (64 spp, edge density 4). Its last two rows make the floor a mirror
+(reflection 0.6, depth 1): moving the floor or the sphere then also moves reflected silhouettes
+(sampled) and shadows seen in the mirror (not sampled: DERIVATIONS R11), so any gap between the
+edge mean and the reference there measures that exclusion.
 
 Usage:
     python benchmarks/bench_raytrace.py [--quick] [--repeats R] [--mesh TRIANGLES] [--big N]
@@ -94,26 +97,30 @@ def big_mesh_scene(size: int, triangles: int) -> rt.Scene:
     return rt.Scene(cam, shapes, lights, background=(0.1, 0.12, 0.2))
 
 
-def variance_scene(centre, tri_shift, light, eye, size=32):
+def variance_scene(centre, tri_shift, light, eye, floor=(0.0, -1.0, 0.0), reflection=0.0,
+                   size=32):
     tri = np.array([[-0.8, 0.5, -0.6], [0.7, 0.5, -0.4], [0.0, 0.6, 0.6]]) + tri_shift
     return rt.Scene(
         rt.Camera(eye=eye, look_at=(0.0, -0.5, 0.5), width=size, height=size),
-        (rt.Plane((0.0, -1.0, 0.0), (0.0, 1.0, 0.0), rt.Material(diffuse=(0.8,) * 3)),
+        (rt.Plane(floor, (0.0, 1.0, 0.0), rt.Material(diffuse=(0.8,) * 3,
+                                                      reflection=reflection)),
          rt.Triangle(*tri, material=rt.Material(diffuse=(0.2, 0.3, 0.9))),
          rt.Sphere(centre, 0.4, rt.Material(diffuse=(0.9, 0.5, 0.2)))),
         (rt.PointLight(light, 300.0),))
 
 
 def variance_table(seeds: int = 8) -> None:
-    x = np.array([1.0, 0.0, 0.0])
+    x, y = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
     base = {"centre": np.array([0.9, 0.0, 0.8]), "tri_shift": np.zeros(3),
-            "light": np.array([0.3, 4.0, -0.5]), "eye": np.array([0.0, 3.0, -4.0])}
+            "light": np.array([0.3, 4.0, -0.5]), "eye": np.array([0.0, 3.0, -4.0]),
+            "floor": np.array([0.0, -1.0, 0.0])}
     ramp = np.linspace(0.0, 1.0, 32)
     weights = (ramp[None, :, None] + 0.5 * ramp[:, None, None]) * np.array([1.0, 0.7, 0.4])
 
-    def loss(name, t, samples, edges=False, seed=0):
-        args = dict(base, **{name: base[name] + t * x})
-        img = rt.render(variance_scene(**args), depth=0, samples=samples, edges=edges, seed=seed)
+    def loss(name, t, samples, edges=False, seed=0, direction=x, depth=0, reflection=0.0):
+        args = dict(base, **{name: base[name] + t * direction})
+        img = rt.render(variance_scene(**args, reflection=reflection), depth=depth,
+                        samples=samples, edges=edges, seed=seed)
         return np.sum(weights * img)
 
     print()
@@ -121,12 +128,16 @@ def variance_table(seeds: int = 8) -> None:
               f"{'edges std':>10} {'std/|FD|':>9}")
     print(header)
     print("-" * len(header))
-    for name, label in (("centre", "sphere centre"), ("tri_shift", "triangle"),
-                        ("light", "light position"), ("eye", "camera eye")):
+    mirror = {"direction": y, "depth": 1, "reflection": 0.6}
+    mirror_x = dict(mirror, direction=x)
+    for name, label, kw in (("centre", "sphere centre", {}), ("tri_shift", "triangle", {}),
+                            ("light", "light position", {}), ("eye", "camera eye", {}),
+                            ("floor", "mirror floor (y)", mirror),
+                            ("centre", "sphere, mirror", mirror_x)):
         eps = 0.04
-        fd = (loss(name, eps, 4096) - loss(name, -eps, 4096)) / (2 * eps)
-        interior = float(ds.grad(lambda t: loss(name, t, 64))(np.asarray(0.0)))
-        g = [float(ds.grad(lambda t: loss(name, t, 64, True, s))(np.asarray(0.0)))
+        fd = (loss(name, eps, 4096, **kw) - loss(name, -eps, 4096, **kw)) / (2 * eps)
+        interior = float(ds.grad(lambda t: loss(name, t, 64, **kw))(np.asarray(0.0)))
+        g = [float(ds.grad(lambda t: loss(name, t, 64, True, s, **kw))(np.asarray(0.0)))
              for s in range(seeds)]
         print(f"{label:>16} {fd:>11.3f} {interior:>9.3f} {np.mean(g):>11.3f} {np.std(g):>10.3f} "
               f"{np.std(g) / abs(fd):>9.3f}")
