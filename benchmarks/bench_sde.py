@@ -248,8 +248,27 @@ def neural(quick):
         print("torchsde: not installed (pip install torchsde torch) — its rows are skipped")
     if quick:
         print("(--quick: RSS column not measured)")
+    else:
+        flat_memory(d, batch, hidden, have_torch)
     print("Targets: every method faster than its torchsde counterpart (÷ torchsde < 1); adjoint "
           "memory flat in steps; reversible-Heun gradient error < 1e-8 in float64.")
+
+
+def flat_memory(d, batch, hidden, have_torch, steps_list=(100, 300, 1000, 3000)):
+    """Peak RSS growth of the O(1)-memory gradients against the number of steps (float64)."""
+    print("\nAdjoint memory vs steps (float64, peak RSS growth in MiB, fresh process each; "
+          "diffsci's includes its BrownianInterval node cache, bounded at 8 MiB)")
+    print(f"{'method':<44}" + "".join(f"{n:>9}" for n in steps_list))
+    for label, method, adjoint, peer in ROWS:
+        if adjoint not in ("reversible", "stochastic"):
+            continue
+        cases = [("diffsci", label, method, adjoint)]
+        if have_torch:
+            cases.append(("torchsde", "torchsde " + label, *peer))
+        for lib, name, m, a in cases:
+            mib = [peak_rss_growth(lib, m, a, n, np.float64, d, batch, hidden)
+                   for n in steps_list]
+            print(f"{name:<44}" + "".join(f"{v:>9.1f}" for v in mib))
 
 
 def brownian(quick):
