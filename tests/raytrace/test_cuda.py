@@ -122,3 +122,20 @@ def test_cuda_gradients_with_edges_match_cpu():
     v = np.array([1.0, -0.5, 0.3])
     np.testing.assert_allclose(ds.jvp(lambda x: loss(x, "cuda"), (c,), (v,))[1],
                                ds.jvp(lambda x: loss(x, "cpu"), (c,), (v,))[1], rtol=1e-9)
+
+
+def test_cuda_shadow_edge_gradient_matches_cpu():
+    # Shadow boundaries (probe casts, receiver casts, radiance on both sides) on the CUDA kernels.
+    import diffsci as ds
+    from tests.raytrace.test_shadow_edges import scene
+
+    def loss(light, device):
+        s = scene(light=light)
+        small = rt.Camera(eye=s.camera.eye, look_at=s.camera.look_at, width=5, height=5)
+        return np.sum(rt.render(rt.Scene(small, s.shapes, s.lights), depth=0, edges=2.0,
+                                device=device) ** 2)
+
+    light = np.array([0.3, 4.0, -0.5])
+    want = ds.grad(lambda x: loss(x, "cpu"))(light)
+    assert np.abs(want).max() > 0
+    np.testing.assert_allclose(ds.grad(lambda x: loss(x, "cuda"))(light), want, rtol=1e-9)
