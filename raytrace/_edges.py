@@ -57,7 +57,7 @@ DEFAULT_EDGE_DENSITY = 4.0
 #: Offset (pixels) of the two radiance evaluations on either side of an edge sample.
 EDGE_OFFSET = 1e-5
 #: An edge point counts as hidden when something is hit this much (relative) closer to the eye.
-VISIBILITY_RTOL = 1e-7
+VISIBILITY_RTOL = 1e-6
 #: Points used to measure a sphere silhouette's projected length.
 _SILHOUETTE_PROBE = 64
 _MIN_DEPTH = 1e-9
