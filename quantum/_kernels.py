@@ -49,6 +49,7 @@ K_CHAN2 = 8  # a two-wire channel's 16×16 superoperator on bits ints[g, :4] = (
 K_DATA = 9  # payload of the K_CHAN2 row above it; every kernel skips it
 
 PARAM_KINDS = (K_ROT, K_PHASE)
+_PAR = False  # rebound to a constant in each _twin copy
 
 
 @njit(cache=True, inline="always")
@@ -96,11 +97,14 @@ def _twin(fn):
     """(serial, parallel) njit compilations of one kernel, cached under distinct names.
 
     The kernel is written with ``prange`` (plain ``range`` when compiled serially); the copies
-    get distinct qualified names so Numba's on-disk cache keeps them apart.
+    get distinct qualified names so Numba's on-disk cache keeps them apart, and see the global
+    ``_PAR`` as a compile-time constant (False in the serial copy).
     """
     out = []
     for suffix, par in (("", False), ("_par", True)):
-        f = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__,
+        glob = dict(fn.__globals__)
+        glob["_PAR"] = par  # a compile-time constant: serial-only fast paths test ``not _PAR``
+        f = types.FunctionType(fn.__code__, glob, fn.__name__ + suffix, fn.__defaults__,
                                fn.__closure__)
         f.__qualname__ = fn.__qualname__ + suffix
         f.__doc__ = fn.__doc__
@@ -1084,6 +1088,30 @@ def _pure_x(lo, hi, tz):
     return True
 
 
+@njit(cache=True, fastmath=REDUCE_FLAGS)
+def _x1_dot(psi, bit):
+    """Σ over pairs (i, i + bit) of Re(conj(psi_i) psi_{i+bit}): ⟨ψ|X_b|ψ⟩ / 2 for a one-bit X,
+    in unit-stride blocks with unsigned indices (vectorised; see the adjoint kernels)."""
+    re = 0.0
+    for base in range(0, psi.size, 2 * bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            re += psi[i].real * psi[j].real + psi[i].imag * psi[j].imag
+    return re
+
+
+@njit(cache=True)
+def _x1_axpy(psi, out, bit, c):
+    """out <- out + c X_b psi for a one-bit X (unit-stride blocks, unsigned indices)."""
+    for base in range(0, psi.size, 2 * bit):
+        for k in range(bit):
+            i = uint64(base + k)
+            j = uint64(base + k + bit)
+            out[i] += c * psi[j]
+            out[j] += c * psi[i]
+
+
 def _fused_expval(psi, diag, gx, gstart, tz, tph):
     """Re ⟨psi|H|psi⟩ for a fused Hamiltonian (``diag.size == 0``: no Z-type terms)."""
     total = 0.0
@@ -1101,11 +1129,14 @@ def _fused_expval(psi, diag, gx, gstart, tz, tph):
                 c += tph[k].real
             p = _log2(x & -x)
             re = 0.0
-            for k in prange(psi.size >> 1):
-                j = _insert0(k, p)
-                a = psi[j]
-                b = psi[j ^ x]
-                re += a.real * b.real + a.imag * b.imag
+            if x == (1 << p) and not _PAR:  # X on one wire: the vectorised blocked loop
+                re = _x1_dot(psi, x)
+            else:
+                for k in prange(psi.size >> 1):
+                    j = _insert0(k, p)
+                    a = psi[j]
+                    b = psi[j ^ x]
+                    re += a.real * b.real + a.imag * b.imag
             total += 2.0 * c * re
             continue
         for j in prange(psi.size):
@@ -1132,6 +1163,9 @@ def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
             for k in range(lo, hi):
                 c += tph[k].real
             p = _log2(x & -x)
+            if x == (1 << p) and not _PAR:
+                _x1_axpy(psi, out, x, c)
+                continue
             for k in prange(psi.size >> 1):
                 j = _insert0(k, p)
                 j2 = j ^ x
@@ -1162,6 +1196,9 @@ def _fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
                 c += tph[k].real
             c *= coef
             p = _log2(x & -x)
+            if x == (1 << p) and not _PAR:
+                _x1_axpy(psi, out, x, c)
+                continue
             for k in prange(psi.size >> 1):
                 j = _insert0(k, p)
                 j2 = j ^ x
