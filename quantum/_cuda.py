@@ -19,7 +19,21 @@ import functools
 
 import numpy as np
 
-from ._kernels import K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT, K_SWAP, K_X, P_X, P_Y, P_Z
+from ._kernels import (
+    K_CHAN,
+    K_CHAN2,
+    K_DATA,
+    K_DIAG,
+    K_MAT1,
+    K_MAT2,
+    K_PHASE,
+    K_ROT,
+    K_SWAP,
+    K_X,
+    P_X,
+    P_Y,
+    P_Z,
+)
 from ._model import Program
 
 #: Threads per block (also the shared-memory size of the reduction kernel).
@@ -267,11 +281,35 @@ def _cx_pair_body(psi, lam, b, c):
     lam[j] = t
 
 
+def _chan2_body(psi, sm, b0, b1, b2, b3, s0, s1, s2, s3):
+    """vec(ρ) <- S vec(ρ) for a two-wire channel's 16×16 superoperator ``sm`` on the bits
+    (b0, b1, b2, b3) = (row w0, row w1, col w0, col w1) (eq. N4); one thread per group of 16
+    amplitudes, (s0 < s1 < s2 < s3) the same bits sorted."""
+    k = cuda.grid(1)
+    if k >= psi.size // 16:
+        return
+    base = k
+    for p in (s0, s1, s2, s3):
+        base = ((base >> p) << (p + 1)) | (base & ((1 << p) - 1))
+    v = cuda.local.array(16, np.complex128)
+    for a in range(16):
+        off = (((a >> 3) & 1) << b0) | (((a >> 2) & 1) << b1) | (((a >> 1) & 1) << b2) \
+            | ((a & 1) << b3)
+        v[a] = psi[base + off]
+    for r in range(16):
+        acc = 0j
+        for c in range(16):
+            acc += sm[r, c] * v[c]
+        off = (((r >> 3) & 1) << b0) | (((r >> 2) & 1) << b1) | (((r >> 1) & 1) << b2) \
+            | ((r & 1) << b3)
+        psi[base + off] = acc
+
+
 _BODIES = {
     "mat1": _mat1_body, "mat2": _mat2_body, "x": _x_body, "swap": _swap_body,
     "diag": _diag_body, "rot_diag": _rot_diag_body, "rot_pair": _rot_pair_body,
     "phase": _phase_body, "generator_grad": _generator_grad_body, "rot_adj": _rot_adj_body,
-    "cx_pair": _cx_pair_body,
+    "cx_pair": _cx_pair_body, "chan2": _chan2_body,
 }
 
 
@@ -299,7 +337,7 @@ def apply_op(d_psi, kind: int, ints: np.ndarray, mat: np.ndarray, phi: float, in
         m = mat[:2, :2].conj().T if inverse else mat[:2, :2]
         _launch("mat1", dim // 2, d_psi, b0, cmask, complex(m[0, 0]), complex(m[0, 1]),
                 complex(m[1, 0]), complex(m[1, 1]))
-    elif kind == K_MAT2:
+    elif kind == K_MAT2 or kind == K_CHAN:  # K_CHAN "inverse": the adjoint S^H, as on the CPU
         if d_mat is None:
             d_mat = _cuda().to_device(np.ascontiguousarray(mat.conj().T if inverse else mat))
         _launch("mat2", dim // 4, d_psi, b0, b1, cmask, d_mat)
@@ -326,6 +364,14 @@ def apply_op(d_psi, kind: int, ints: np.ndarray, mat: np.ndarray, phi: float, in
         _launch("phase", dim, d_psi, cmask, complex(np.cos(phi), np.sin(phi)))
     else:  # pragma: no cover - programs only hold the kinds above
         raise ValueError(f"unknown operation kind {kind}")
+
+
+def _chan2(d_psi, program: Program, g: int, adjoint: bool) -> None:
+    """Apply the K_CHAN2 row g (its 16×16 superoperator, or S^H) to a device vec(ρ)."""
+    sm = program.mats[g + 1:g + 17].reshape(16, 16)  # S[r, c] = mats[g + 1 + r, c // 4, c % 4]
+    sm = np.ascontiguousarray(sm.conj().T if adjoint else sm)
+    bits = [int(b) for b in program.ints[g, :4]]
+    _launch("chan2", d_psi.size // 16, d_psi, _cuda().to_device(sm), *bits, *sorted(bits))
 
 
 def _rot1_bit(program: Program, g: int) -> int:
@@ -391,8 +437,11 @@ def run_program(d_psi, program: Program, theta: np.ndarray, mats=None) -> None:
             g += 2
             continue
         kind = int(program.kinds[g])
-        apply_op(d_psi, kind, program.ints[g], program.mats[g], phi[g], False,
-                 d_mats[g] if kind == K_MAT2 else None)
+        if kind == K_CHAN2:
+            _chan2(d_psi, program, g, False)
+        elif kind != K_DATA:
+            apply_op(d_psi, kind, program.ints[g], program.mats[g], phi[g], False,
+                     d_mats[g] if kind in (K_MAT2, K_CHAN) else None)
         g += 1
 
 
@@ -413,20 +462,39 @@ def forward_states(program: Program, theta: np.ndarray) -> np.ndarray:
 
 def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray,
                 psibar: np.ndarray) -> np.ndarray:
-    """θ̄ = Re(J^H ψ̄) by the adjoint sweep on the GPU (ψ, λ stay on the device)."""
+    """θ̄ = Re(J^H ψ̄) by the adjoint sweep on the GPU (ψ, λ stay on the device).
+
+    A density-matrix program (channel rows) first replays the forward pass on the device,
+    keeping a device copy of the state before each channel; the sweep restores it there and maps
+    λ by the superoperator's adjoint (``DERIVATIONS.md`` eq. N3), as ``adjoint_sweep_mixed``.
+    """
     cu = _cuda()
     grad = np.zeros(theta.shape, np.float64)
-    _, d_mats_h = _device_mats(program)
+    mats = _device_mats(program)
+    d_mats_h = mats[1]
+    chan = [g for g in range(program.kinds.size) if program.kinds[g] in (K_CHAN, K_CHAN2)]
     for b in np.ndindex(theta.shape[:-1]):
+        phi = _angles(program, theta[b])
+        snaps = _snapshots(program, theta[b], mats, chan) if chan else {}
         d_psi = cu.to_device(np.ascontiguousarray(psi[b]))
         d_lam = cu.to_device(np.ascontiguousarray(psibar[b]))
         d_grad = cu.to_device(np.zeros(theta.shape[-1]))
-        phi = _angles(program, theta[b])
         dim = d_psi.size
         g = program.kinds.size - 1
         while g >= 0:
             kind = int(program.kinds[g])
             ints = program.ints[g]
+            if kind == K_DATA:
+                g -= 1
+                continue
+            if kind in (K_CHAN, K_CHAN2):  # restore ψ before the channel; λ <- S^H λ
+                d_psi.copy_to_device(snaps[g])
+                if kind == K_CHAN2:
+                    _chan2(d_lam, program, g, True)
+                else:
+                    apply_op(d_lam, kind, ints, program.mats[g], 0.0, True, d_mats_h[g])
+                g -= 1
+                continue
             one = _rot1_bit(program, g)
             if one:  # fused one-wire steps, a pair when the row before is on the same bit (A7)
                 two = g >= 1 and _rot1_bit(program, g - 1) == one
@@ -453,3 +521,31 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray,
             g -= 1
         grad[b] = d_grad.copy_to_host()
     return grad
+
+
+def _snapshots(program: Program, theta: np.ndarray, mats, chan: list[int]) -> dict:
+    """{g: device copy of vec(ρ) just before channel row g}, by one forward replay."""
+    cu = _cuda()
+    psi0 = np.zeros(1 << program.n_qubits, np.complex128)
+    psi0[0] = 1.0
+    d_psi = cu.to_device(psi0)
+    out = {}
+    start = 0
+    for g in chan:  # run the rows between channels, snapshot, apply the channel
+        seg = _segment(program, start, g)
+        run_program(d_psi, seg, theta, None)
+        out[g] = cu.device_array_like(d_psi)
+        out[g].copy_to_device(d_psi)
+        if program.kinds[g] == K_CHAN2:
+            _chan2(d_psi, program, g, False)
+        else:
+            apply_op(d_psi, K_CHAN, program.ints[g], program.mats[g], 0.0, False, mats[0][g])
+        start = g + 1
+    return out
+
+
+def _segment(program: Program, lo: int, hi: int) -> Program:
+    """Rows lo..hi-1 of a program (whole two-wire channels never straddle a boundary)."""
+    return Program(program.n_qubits, program.n_params, program.kinds[lo:hi],
+                   program.ints[lo:hi], program.mats[lo:hi], program.pidx[lo:hi],
+                   program.scale[lo:hi], program.offset[lo:hi])

@@ -78,10 +78,7 @@ def _vec_rho(circuit: Circuit, theta, device: str, what: str):
         raise ValueError(f"{what}: density-matrix simulation is for at most {MAX_DENSITY_QUBITS} "
                          f"qubits (a vector of 4**n amplitudes); the circuit has "
                          f"{circuit.n_qubits}.")
-    if check_device(device) != "cpu":
-        raise ValueError(f"{what}: density-matrix simulation runs on device='cpu' only; got "
-                         f"{device!r}.")
-    return state_p(theta, Static(circuit.mixed_program))
+    return state_p(theta, Static(circuit.mixed_program, device=check_device(device)))
 
 
 def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
@@ -93,13 +90,14 @@ def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
     Args:
         circuit: the circuit, at most ``MAX_DENSITY_QUBITS`` qubits.
         theta: parameters, shape (P,) or (B, P).
-        device: ``"cpu"`` only.
+        device: ``"cpu"`` or ``"cuda"`` (channels as superoperator launches, the adjoint's
+            snapshots kept on the device).
 
     Returns:
         complex128 array of shape (2**n, 2**n) or (B, 2**n, 2**n), differentiable.
 
     Raises:
-        ValueError: too many qubits, another device, theta's shape.
+        ValueError: too many qubits, an unknown device, theta's shape.
 
     Example:
         >>> density_matrix(Circuit(1).h(0).depolarizing(0, 0.75)).round(3)

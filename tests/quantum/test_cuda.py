@@ -90,3 +90,23 @@ def test_fused_rotation_and_cnot_adjoint_launches_match_cpu():
     (v_gpu, g_gpu), (v_cpu, g_cpu) = f("cuda"), f("cpu")
     assert np.isclose(v_gpu, v_cpu, atol=1e-12)
     np.testing.assert_allclose(g_gpu, g_cpu, atol=1e-11)
+
+
+def test_density_matrix_and_noisy_gradients_on_device():
+    """Density matrices on the device (one- and two-wire channels: K_CHAN as a 4×4 launch, K_CHAN2
+    as a 16×16 launch per group of 16 amplitudes) and their adjoint gradients (snapshots kept on
+    the device, eq. N3) = the CPU path."""
+    from quantum import Circuit, X, Y, Z, density_matrix
+    from tests.quantum.test_noise import random_kraus
+
+    c = Circuit(2).ry(0).rx(1).cnot(0, 1).depolarizing(0, 0.2).rz(1).amplitude_damping(1, 0.3)
+    c.two_qubit_depolarizing((1, 0), 0.25).ry(1).crx(0, 1).phase_damping(0, 0.1)
+    c.kraus((0, 1), random_kraus(4, 3, np.random.default_rng(3))).rx(0)  # not self-adjoint
+    theta = np.random.default_rng(7).uniform(-np.pi, np.pi, c.n_params)
+    np.testing.assert_allclose(density_matrix(c, theta, device="cuda"), density_matrix(c, theta),
+                               atol=1e-12)
+    h = Z(0) @ X(1) + 0.5 * Y(1)
+    f = lambda dev: ds.value_and_grad(lambda t: expval(c, t, h, device=dev))(theta)
+    (v_gpu, g_gpu), (v_cpu, g_cpu) = f("cuda"), f("cpu")
+    assert np.isclose(v_gpu, v_cpu, atol=1e-12)
+    np.testing.assert_allclose(g_gpu, g_cpu, atol=1e-11)
