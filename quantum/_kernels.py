@@ -864,6 +864,88 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
         g -= 1
 
 
+# ----------------------------------------------------------------------------- two-way split
+#
+# Multi-threading of one state by halves (DERIVATIONS.md eq. T1): a run of consecutive rows that
+# do not touch the top bit acts on the halves ψ[:N/2] and ψ[N/2:] independently, so two threads
+# run the *serial* fused, vectorised kernels on one half each, with one fork-join per run (a
+# hardware-efficient layer has two such runs) instead of one per gate; rows on the top bit run on
+# the whole state. Gradient contributions of the halves are summed.
+
+
+@njit(cache=True, inline="always")
+def _run_end(top, lo, up):
+    """The end of the run of rows lo.. with top[lo]'s value (exclusive), at most up."""
+    hi = lo + 1
+    while hi < up and top[hi] == top[lo]:
+        hi += 1
+    return hi
+
+
+@njit(cache=True, inline="always")
+def _run_start(top, hi):
+    """The start of the run of rows ..hi-1 with top[hi-1]'s value."""
+    lo = hi - 1
+    while lo > 0 and top[lo - 1] == top[hi - 1]:
+        lo -= 1
+    return lo
+
+
+@njit(cache=True, parallel=True)
+def run_forward_split(psi, kinds, ints, mats, pidx, scale, offset, theta, top):
+    """:func:`run_forward` with two threads on the halves of runs off the top bit."""
+    half = psi.size >> 1
+    g = 0
+    while g < kinds.size:
+        e = _run_end(top, g, kinds.size)
+        if top[g]:
+            run_forward(psi, kinds[g:e], ints[g:e], mats[g:e], pidx[g:e], scale[g:e],
+                        offset[g:e], theta)
+        else:
+            for h in prange(2):
+                run_forward(psi[h * half:(h + 1) * half], kinds[g:e], ints[g:e], mats[g:e],
+                            pidx[g:e], scale[g:e], offset[g:e], theta)
+        g = e
+
+
+@njit(cache=True, parallel=True)
+def adjoint_sweep_split(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, top):
+    """:func:`adjoint_sweep` with two threads on the halves of runs off the top bit."""
+    half = psi.size >> 1
+    parts = np.zeros((2, grad.size))
+    hi = kinds.size
+    while hi > 0:
+        lo = _run_start(top, hi)
+        if top[lo]:
+            adjoint_sweep(psi, lam, kinds[lo:hi], ints[lo:hi], mats[lo:hi], pidx[lo:hi],
+                          scale[lo:hi], offset[lo:hi], theta, grad)
+        else:
+            for h in prange(2):
+                s = slice(h * half, (h + 1) * half)
+                adjoint_sweep(psi[s], lam[s], kinds[lo:hi], ints[lo:hi], mats[lo:hi],
+                              pidx[lo:hi], scale[lo:hi], offset[lo:hi], theta, parts[h])
+        hi = lo
+    grad += parts[0] + parts[1]
+
+
+@njit(cache=True, parallel=True)
+def tangent_sweep_split(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta, top):
+    """:func:`tangent_sweep` with two threads on the halves of runs off the top bit."""
+    half = psi.size >> 1
+    g = 0
+    while g < kinds.size:
+        e = _run_end(top, g, kinds.size)
+        if top[g]:
+            tangent_sweep(psi, dpsi, kinds[g:e], ints[g:e], mats[g:e], pidx[g:e], scale[g:e],
+                          offset[g:e], theta, dtheta)
+        else:
+            for h in prange(2):
+                s = slice(h * half, (h + 1) * half)
+                tangent_sweep(psi[s], dpsi[s], kinds[g:e], ints[g:e], mats[g:e], pidx[g:e],
+                              scale[g:e], offset[g:e], theta, dtheta)
+        g = e
+
+
 @njit(cache=True, parallel=True)
 def adjoint_sweep_batch(psis, lams, kinds, ints, mats, pidx, scale, offset, thetas, grads):
     """:func:`adjoint_sweep` for each row of a batch, rows in parallel."""

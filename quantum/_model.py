@@ -568,6 +568,14 @@ class Program:
         """The number of channel rows (``K_CHAN``/``K_CHAN2``): nonzero for density matrices."""
         return int(np.count_nonzero((self.kinds == K_CHAN) | (self.kinds == K_CHAN2)))
 
+    @cached_property
+    def top_rows(self) -> np.ndarray:
+        """bool[G]: whether row g touches the top bit (wire 0) — the rows the two-way split
+        sweeps (``_kernels.run_forward_split`` ...) run on the whole state."""
+        top = 1 << max(self.n_qubits - 1, 0)
+        return np.array([bool(_touched(int(k), r) & top) for k, r in zip(self.kinds, self.ints)],
+                        dtype=np.bool_).reshape(self.kinds.size)
+
     def with_offsets(self, offset: np.ndarray) -> Program:
         """The same program with other fixed offsets (parameter shift)."""
         return Program(self.n_qubits, self.n_params, self.kinds, self.ints, self.mats, self.pidx,

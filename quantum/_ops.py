@@ -57,8 +57,10 @@ def forward_states(program: Program, theta: np.ndarray, device: str = "cpu") -> 
 
         return _cuda.forward_states(program, theta)
     psi = _zero_states(program.n_qubits, theta.shape[:-1])
-    if theta.ndim == 1:
-        K.run_forward(psi, *program.arrays, theta, _par(psi.shape[-1]))
+    if theta.ndim == 1 and _par(psi.shape[-1]):
+        K.run_forward_split(psi, *program.arrays, theta, program.top_rows)
+    elif theta.ndim == 1:
+        K.run_forward(psi, *program.arrays, theta)
     else:
         K.run_forward_batch(psi, *program.arrays, theta)
     return psi
@@ -85,8 +87,10 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
             rec = _zero_states(program.n_qubits, ())
             K.run_forward_record(rec, *program.arrays, theta[b], snaps)
             K.adjoint_sweep_mixed(p[b], lam[b], *program.arrays, theta[b], grad[b], snaps)
+    elif theta.ndim == 1 and _par(psi.shape[-1]):
+        K.adjoint_sweep_split(p, lam, *program.arrays, theta, grad, program.top_rows)
     elif theta.ndim == 1:
-        K.adjoint_sweep(p, lam, *program.arrays, theta, grad, _par(psi.shape[-1]))
+        K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
     else:
         K.adjoint_sweep_batch(p, lam, *program.arrays, theta, grad)
     return grad
@@ -97,8 +101,10 @@ def tangent_jvp(program: Program, theta: np.ndarray, dtheta: np.ndarray, *,
     """ψ̇ = J θ̇ by one forward tangent sweep (two state vectors); ``with_state``: also ψ."""
     psi = _zero_states(program.n_qubits, theta.shape[:-1])
     dpsi = np.zeros_like(psi)
-    if theta.ndim == 1:
-        K.tangent_sweep(psi, dpsi, *program.arrays, theta, dtheta, _par(psi.shape[-1]))
+    if theta.ndim == 1 and _par(psi.shape[-1]):
+        K.tangent_sweep_split(psi, dpsi, *program.arrays, theta, dtheta, program.top_rows)
+    elif theta.ndim == 1:
+        K.tangent_sweep(psi, dpsi, *program.arrays, theta, dtheta)
     else:
         for b in np.ndindex(theta.shape[:-1]):
             K.tangent_sweep(psi[b], dpsi[b], *program.arrays, theta[b], dtheta[b])
@@ -128,7 +134,10 @@ def adjoint_tangent(program: Program, theta, psibar, dtheta, dpsibar):
 
 
 def _par(dim: int) -> bool:
-    """Multi-threaded kernels for a state of ``dim`` amplitudes (K.PAR_MIN_AMPS, >1 thread)?"""
+    """Multi-threaded kernels for a state of ``dim`` amplitudes (K.PAR_MIN_AMPS, >1 thread)?
+
+    Sweeps then run split in halves (``K.*_split``: the serial fused kernels on two threads),
+    the fused observables their ``_par`` twins."""
     return dim >= K.PAR_MIN_AMPS and numba.get_num_threads() > 1
 
 

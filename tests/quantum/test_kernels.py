@@ -229,3 +229,43 @@ def test_specialised_rotation_adjoint_kernels(first, second):
         K.tangent_sweep(psi, dpsi, *prog.arrays, theta, u, par)
         np.testing.assert_allclose(psi, dense[:, 0], atol=1e-12)
         np.testing.assert_allclose(dpsi, fd, atol=1e-8)
+
+
+def test_split_sweeps_match_serial():
+    """The two-thread split sweeps (runs off the top bit on the two halves, eq. T1) = serial:
+    forward, adjoint (gradient and final states) and tangent, on a circuit whose runs alternate
+    between the top wire and the others (controlled, two-qubit and diagonal rows included)."""
+    n = 5
+    c = Circuit(n)
+    for q in range(n):
+        c.ry(q).rz(q)
+    for q in range(n - 1):
+        c.cnot(q, q + 1)
+    c.crx(1, 3).append("IsingZZ", (2, 4)).rx(0).swap(1, 2).cnot(4, 0).ry(3).rz(0).t(2)
+    c.cz(0, 1).rx(4)
+    prog = c.program
+    top = prog.top_rows
+    assert top.any() and not top.all() and np.any(top[1:] != top[:-1]), top
+    theta = RNG.uniform(-np.pi, np.pi, prog.n_params)
+    lam0 = P.random_state(n, np.random.default_rng(11))
+    u = np.random.default_rng(12).normal(size=prog.n_params)
+    e0 = np.eye(2**n, dtype=complex)[0]
+    a, b = e0.copy(), e0.copy()
+    K.run_forward(a, *prog.arrays, theta)
+    K.run_forward_split(b, *prog.arrays, theta, top)
+    np.testing.assert_allclose(b, a, atol=1e-13)
+    out = []
+    for split in (False, True):
+        psi, lam, grad = a.copy(), lam0.copy(), np.zeros(prog.n_params)
+        if split:
+            K.adjoint_sweep_split(psi, lam, *prog.arrays, theta, grad, top)
+        else:
+            K.adjoint_sweep(psi, lam, *prog.arrays, theta, grad)
+        p2, d2 = e0.copy(), np.zeros(2**n, complex)
+        if split:
+            K.tangent_sweep_split(p2, d2, *prog.arrays, theta, u, top)
+        else:
+            K.tangent_sweep(p2, d2, *prog.arrays, theta, u)
+        out.append((psi, lam, grad, p2, d2))
+    for x, y in zip(*out):
+        np.testing.assert_allclose(y, x, atol=1e-12)
