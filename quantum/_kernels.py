@@ -21,11 +21,13 @@ The adjoint sweep (:func:`adjoint_sweep`) and the tangent sweep (:func:`tangent_
 program inside one compiled call, so small circuits pay no per-gate Python overhead.
 
 Fast paths (measured on the HEA-TFIM benchmark): uncontrolled one-wire rotations in unit-stride
-blocks, and two of them on one wire (adjacent after ``compile_program``'s pairing) as one pass
-forward and one pass backward (eq. A7); single-control CNOT as unit-stride swaps; Hamiltonians
-fused (eq. P2: one cached diagonal for the Z-type terms, one sweep per distinct flip mask). The
-kernels named ``*_par`` are ``parallel=True`` twins, used for states of at least
-:data:`PAR_MIN_AMPS` amplitudes when Numba runs more than one thread.
+blocks with unsigned indices (vectorised by LLVM), two of them on one wire (adjacent after
+``compile_program``'s pairing) as one pass forward and one pass backward (eq. A7), with arithmetic
+specialised per Pauli in the adjoint and tangent sweeps (eq. A8); single-control CNOT as
+unit-stride swaps, on both states at once in the sweeps; Hamiltonians fused (eq. P2: one cached
+diagonal for the Z-type terms, one sweep per distinct flip mask). With more than one Numba thread
+and states of at least :data:`PAR_MIN_AMPS` amplitudes, the sweeps run split by the top bit
+(``*_split``, eq. T1) and the observable kernels use their ``parallel=True`` twins (``*_par``).
 """
 
 from __future__ import annotations
@@ -240,7 +242,8 @@ def _diag1_blocked(psi, bit, d0, d1):
 PAR_MIN_AMPS = 1 << 14
 
 
-def _cx1(psi, b, c):
+@njit(cache=True)
+def cx1(psi, b, c):
     """psi <- CNOT psi (control bit c, target bit b): a swap on the quarter with bit c set.
 
     Runs of ``2**min(b, c)`` consecutive indices share the pattern of the two bits, so the inner
@@ -250,7 +253,7 @@ def _cx1(psi, b, c):
     bit = 1 << b
     cbit = 1 << c
     run = 1 << lo
-    for o in prange(psi.size >> (2 + lo)):
+    for o in range(psi.size >> (2 + lo)):
         i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
         for r in range(run):
             i = uint64(i0 + r)
@@ -260,50 +263,18 @@ def _cx1(psi, b, c):
             psi[j] = t
 
 
-def _rot1_idx(psi, b, m00, m01, m10, m11):
-    """:func:`_rot1_blocked` over amplitude pairs by index (balanced across threads)."""
-    bit = 1 << b
-    for k in prange(psi.size >> 1):
-        i = _insert0(k, b)
-        a0 = psi[i]
-        a1 = psi[i + bit]
-        psi[i] = m00 * a0 + m01 * a1
-        psi[i + bit] = m10 * a0 + m11 * a1
-
-
-def _diag1_idx(psi, b, d0, d1):
-    """:func:`_diag1_blocked` by index."""
-    bit = 1 << b
-    for j in prange(psi.size):
-        psi[j] *= d1 if j & bit else d0
-
-
-cx1, cx1_par = _twin(_cx1)
-_rot1_serial, rot1_par = _twin(_rot1_idx)
-_diag1_serial, diag1_par = _twin(_diag1_idx)
-
-
 @njit(cache=True)
-def apply_rot(psi, xmask, zmask, ny, cmask, phi, par=False):
-    """psi <- exp(-i phi P / 2) psi on the control subspace; P = (xmask, zmask, ny).
-
-    ``par``: use the multi-threaded kernels for the one-wire fast path.
-    """
+def apply_rot(psi, xmask, zmask, ny, cmask, phi):
+    """psi <- exp(-i phi P / 2) psi on the control subspace; P = (xmask, zmask, ny)."""
     c = np.cos(0.5 * phi)
     s = np.sin(0.5 * phi)
     one = xmask | zmask
     if cmask == 0 and (one & (one - 1)) == 0:  # one uncontrolled wire: RX, RY, RZ
         if xmask == 0:
-            if par:
-                diag1_par(psi, _log2(zmask), complex(c, -s), complex(c, s))
-            else:
-                _diag1_blocked(psi, zmask, complex(c, -s), complex(c, s))
+            _diag1_blocked(psi, zmask, complex(c, -s), complex(c, s))
         else:
             ph = _iphase(ny) * complex(0.0, -s)
-            if par:
-                rot1_par(psi, _log2(xmask), c, -ph if zmask else ph, ph, c)
-            else:
-                _rot1_blocked(psi, xmask, c, -ph if zmask else ph, ph, c)
+            _rot1_blocked(psi, xmask, c, -ph if zmask else ph, ph, c)
         return
     if xmask == 0:  # diagonal: Z-type strings (RZ, IsingZZ, MultiRZ)
         em = complex(c, -s)
@@ -341,8 +312,8 @@ def apply_phase(psi, mask, phi):
 
 
 @njit(cache=True)
-def apply_op(psi, kind, ints, mat, phi, inverse, par=False):
-    """Apply one elementary operation (or its inverse) in place; ``par``: multi-threaded kernels."""
+def apply_op(psi, kind, ints, mat, phi, inverse):
+    """Apply one elementary operation (or its inverse) in place."""
     b0 = ints[0]
     cmask = ints[2]
     if kind == K_MAT1:
@@ -355,10 +326,7 @@ def apply_op(psi, kind, ints, mat, phi, inverse, par=False):
         apply_mat2(psi, b0, ints[1], cmask, mat, inverse)
     elif kind == K_X:
         if cmask != 0 and (cmask & (cmask - 1)) == 0:  # CNOT: one control, no branch per pair
-            if par:
-                cx1_par(psi, b0, _log2(cmask))
-            else:
-                cx1(psi, b0, _log2(cmask))
+            cx1(psi, b0, _log2(cmask))
         else:
             apply_x(psi, b0, cmask)
     elif kind == K_SWAP:
@@ -369,7 +337,7 @@ def apply_op(psi, kind, ints, mat, phi, inverse, par=False):
         else:
             apply_diag(psi, b0, cmask, mat[0, 0], mat[1, 1])
     elif kind == K_ROT:
-        apply_rot(psi, ints[3], ints[4], ints[5], cmask, -phi if inverse else phi, par)
+        apply_rot(psi, ints[3], ints[4], ints[5], cmask, -phi if inverse else phi)
     elif kind == K_PHASE:
         apply_phase(psi, cmask, -phi if inverse else phi)
 
@@ -403,7 +371,7 @@ def _angle(g, pidx, scale, offset, theta):
 
 
 @njit(cache=True)
-def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta, par=False):
+def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta):
     """psi <- U_G ... U_1 psi for the program at parameters theta (in place).
 
     Two adjacent one-wire rotations on the same wire (``compile_program`` puts them side by side)
@@ -424,14 +392,10 @@ def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta, par=False):
             m01 = b00 * a01 + b01 * a11
             m10 = b10 * a00 + b11 * a10
             m11 = b10 * a01 + b11 * a11
-            if par:
-                rot1_par(psi, _log2(bit), m00, m01, m10, m11)
-            else:
-                _rot1_blocked(psi, bit, m00, m01, m10, m11)
+            _rot1_blocked(psi, bit, m00, m01, m10, m11)
             g += 2
             continue
-        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False,
-                 par)
+        apply_op(psi, kinds[g], ints[g], mats[g], _angle(g, pidx, scale, offset, theta), False)
         g += 1
 
 
@@ -477,41 +441,6 @@ def generator_inner(lam, psi, kind, ints):
         t = np.conj(lam[j]) * psi[src]
         acc += -t if _parity(src & zmask) else t
     return complex(0.0, -0.5) * _iphase(ints[5]) * acc
-
-
-def _gen1_inner(lam, psi, b, ysign):
-    """Σ_j conj(lam_j) (P psi)_j / i**ny for one uncontrolled wire b (by index, for threads).
-
-    ``ysign``: 0 for Z; +1 for X; -1 for Y (``(Y psi)_i = -i psi_{i+b}``,
-    ``(Y psi)_{i+b} = i psi_i``, up to the i**ny factor applied by the caller).
-    """
-    bit = 1 << b
-    re = 0.0
-    im = 0.0
-    for k in prange(psi.size >> 1):
-        i = _insert0(k, b)
-        if ysign == 0:
-            t = np.conj(lam[i]) * psi[i] - np.conj(lam[i + bit]) * psi[i + bit]
-        else:
-            t = np.conj(lam[i]) * psi[i + bit] * ysign + np.conj(lam[i + bit]) * psi[i]
-        re += t.real
-        im += t.imag
-    return complex(re, im)
-
-
-_gen1_serial, gen1_inner_par = _twin(_gen1_inner)
-
-
-@njit(cache=True)
-def generator_inner_par(lam, psi, kind, ints):
-    """:func:`generator_inner` with the one-wire rotations multi-threaded."""
-    xmask, zmask = ints[3], ints[4]
-    one = xmask | zmask
-    if kind == K_ROT and ints[2] == 0 and (one & (one - 1)) == 0:
-        ysign = 0.0 if xmask == 0 else (-1.0 if zmask else 1.0)
-        acc = gen1_inner_par(lam, psi, _log2(one), ysign)
-        return complex(0.0, -0.5) * _iphase(ints[5]) * acc
-    return generator_inner(lam, psi, kind, ints)
 
 
 @njit(cache=True)
@@ -674,29 +603,7 @@ def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb):
     return da, db
 
 
-def _rot2_adj_par_body(psi, lam, bit, ta, ca, sa, tb, cb, sb):
-    """:func:`_rot2_adj_body` with runtime Pauli codes, blocks shared among threads."""
-    da = 0.0
-    db = 0.0
-    for blk in prange(psi.size // (2 * bit)):
-        base = blk * 2 * bit
-        for k in range(bit):
-            i = uint64(base + k)
-            j = uint64(base + k + bit)
-            a0, a1 = psi[i], psi[j]
-            l0, l1 = lam[i], lam[j]
-            da += _im_inner(ta, l0, l1, a0, a1)
-            a0, a1 = _rot_dagger(ta, ca, sa, a0, a1)
-            l0, l1 = _rot_dagger(ta, ca, sa, l0, l1)
-            db += _im_inner(tb, l0, l1, a0, a1)
-            a0, a1 = _rot_dagger(tb, cb, sb, a0, a1)
-            l0, l1 = _rot_dagger(tb, cb, sb, l0, l1)
-            psi[i], psi[j] = a0, a1
-            lam[i], lam[j] = l0, l1
-    return da, db
-
-
-def _specialise(fn, suffix, parallel=False, **consts):
+def _specialise(fn, suffix, **consts):
     """An njit copy of ``fn`` whose globals ``consts`` (e.g. ``TA=P_Z``) are compile-time
     constants; a distinct qualified name keeps it apart in Numba's on-disk cache."""
     glob = dict(fn.__globals__)
@@ -705,7 +612,7 @@ def _specialise(fn, suffix, parallel=False, **consts):
                            fn.__closure__)
     f.__qualname__ = fn.__qualname__ + suffix
     f.__doc__ = fn.__doc__
-    return njit(cache=True, fastmath=REDUCE_FLAGS, parallel=parallel)(f)
+    return njit(cache=True, fastmath=REDUCE_FLAGS)(f)
 
 
 def _rot1_tan_body(psi, dpsi, bit, c, s, f):
@@ -723,20 +630,6 @@ def _rot1_tan_body(psi, dpsi, bit, c, s, f):
             dpsi[i], dpsi[j] = d0 + m0, d1 + m1
 
 
-def _rot1_tan_par_body(psi, dpsi, bit, t, c, s, f):
-    """:func:`_rot1_tan_body` with a runtime Pauli code, blocks shared among threads."""
-    for blk in prange(psi.size // (2 * bit)):
-        base = blk * 2 * bit
-        for k in range(bit):
-            i = uint64(base + k)
-            j = uint64(base + k + bit)
-            a0, a1 = _rot_dagger(t, c, -s, psi[i], psi[j])
-            d0, d1 = _rot_dagger(t, c, -s, dpsi[i], dpsi[j])
-            m0, m1 = _rot_dagger(t, 0.0, -f, a0, a1)
-            psi[i], psi[j] = a0, a1
-            dpsi[i], dpsi[j] = d0 + m0, d1 + m1
-
-
 _PN = "zxy"
 _rot1_adj_z, _rot1_adj_x, _rot1_adj_y = (
     _specialise(_rot1_adj_body, "_" + _PN[a], TA=a) for a in range(3))
@@ -744,10 +637,8 @@ _rot1_adj_z, _rot1_adj_x, _rot1_adj_y = (
  _rot2_adj_yz, _rot2_adj_yx, _rot2_adj_yy) = (
     _specialise(_rot2_adj_body, "_" + _PN[a] + _PN[b], TA=a, TB=b)
     for a in range(3) for b in range(3))
-rot2_adj_par = _specialise(_rot2_adj_par_body, "", parallel=True)
 _rot1_tan_z, _rot1_tan_x, _rot1_tan_y = (
     _specialise(_rot1_tan_body, "_" + _PN[a], TA=a) for a in range(3))
-rot1_tan_par = _specialise(_rot1_tan_par_body, "", parallel=True)
 
 
 @njit(cache=True)
@@ -793,13 +684,14 @@ def rot2_adj(psi, lam, bit, ta, ca, sa, tb, cb, sb):
     return _rot2_adj_yy(psi, lam, bit, ca, sa, cb, sb)
 
 
-def _cx1_pair_body(psi, lam, b, c):
+@njit(cache=True)
+def _cx1_pair(psi, lam, b, c):
     """CNOT (control bit c, target bit b) on psi and lam in one pass (it is its own inverse)."""
     lo, hi = min(b, c), max(b, c)
     bit = 1 << b
     cbit = 1 << c
     run = 1 << lo
-    for o in prange(psi.size >> (2 + lo)):
+    for o in range(psi.size >> (2 + lo)):
         i0 = _insert0(_insert0(o << lo, lo), hi) | cbit
         for r in range(run):
             i = uint64(i0 + r)
@@ -812,11 +704,10 @@ def _cx1_pair_body(psi, lam, b, c):
             lam[j] = t
 
 
-_cx1_pair, cx1_pair_par = _twin(_cx1_pair_body)
 
 
 @njit(cache=True)
-def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, par=False):
+def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad):
     """The adjoint method: grad[k] += Re⟨lam, dpsi/dtheta_k⟩ (DERIVATIONS.md, eq. A3).
 
     On entry ``psi`` is the final state and ``lam`` the cotangent of the final state; both are
@@ -832,10 +723,7 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
             ta, ca, sa, siga = _rot_cs(row, phi)
             if g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == one:  # a pair (eq. A7)
                 tb, cb, sb, sigb = _rot_cs(ints[g - 1], _angle(g - 1, pidx, scale, offset, theta))
-                if par:
-                    da, db = rot2_adj_par(psi, lam, one, ta, ca, sa, tb, cb, sb)
-                else:
-                    da, db = rot2_adj(psi, lam, one, ta, ca, sa, tb, cb, sb)
+                da, db = rot2_adj(psi, lam, one, ta, ca, sa, tb, cb, sb)
                 if pidx[g - 1] >= 0:
                     grad[pidx[g - 1]] += scale[g - 1] * 0.5 * sigb * db
                 step = 2
@@ -847,20 +735,13 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad,
             g -= step
             continue
         if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
-            if par:
-                cx1_pair_par(psi, lam, row[0], _log2(row[2]))
-            else:
-                _cx1_pair(psi, lam, row[0], _log2(row[2]))
+            _cx1_pair(psi, lam, row[0], _log2(row[2]))
             g -= 1
             continue
         if pidx[g] >= 0:
-            if par:
-                d = generator_inner_par(lam, psi, kind, ints[g]).real
-            else:
-                d = generator_inner(lam, psi, kind, ints[g]).real
-            grad[pidx[g]] += scale[g] * d
-        apply_op(psi, kind, ints[g], mats[g], phi, True, par)
-        apply_op(lam, kind, ints[g], mats[g], phi, True, par)
+            grad[pidx[g]] += scale[g] * generator_inner(lam, psi, kind, ints[g]).real
+        apply_op(psi, kind, ints[g], mats[g], phi, True)
+        apply_op(lam, kind, ints[g], mats[g], phi, True)
         g -= 1
 
 
@@ -1028,7 +909,7 @@ def adjoint_sweep_mixed(psi, lam, kinds, ints, mats, pidx, scale, offset, theta,
 
 
 @njit(cache=True)
-def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta, par=False):
+def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dtheta):
     """Forward-mode sweep: psi <- U psi and dpsi <- U dpsi + (dphi_g) A_g U psi, gate by gate.
 
     ``dpsi`` starts as the tangent of the initial state (zeros for a fixed |0…0⟩).
@@ -1045,19 +926,13 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
         if one:  # one pass over (psi, dpsi), no generator sweep (eq. A8)
             t, c, s, sigma = _rot_cs(row, phi)
             f = 0.0 if pidx[g] < 0 else 0.5 * sigma * scale[g] * dtheta[pidx[g]]
-            if par:
-                rot1_tan_par(psi, dpsi, one, t, c, s, f)
-            else:
-                rot1_tan(psi, dpsi, one, t, c, s, f)
+            rot1_tan(psi, dpsi, one, t, c, s, f)
             continue
         if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:  # CNOT on both
-            if par:
-                cx1_pair_par(psi, dpsi, row[0], _log2(row[2]))
-            else:
-                _cx1_pair(psi, dpsi, row[0], _log2(row[2]))
+            _cx1_pair(psi, dpsi, row[0], _log2(row[2]))
             continue
-        apply_op(psi, kind, row, mats[g], phi, False, par)
-        apply_op(dpsi, kind, row, mats[g], phi, False, par)
+        apply_op(psi, kind, row, mats[g], phi, False)
+        apply_op(dpsi, kind, row, mats[g], phi, False)
         if pidx[g] >= 0:
             dphi = scale[g] * dtheta[pidx[g]]
             if dphi != 0.0:

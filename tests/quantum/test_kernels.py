@@ -138,38 +138,6 @@ def test_fused_observable_kernels_match_dense(H, par):
     assert compile_observable(H, N) is obs, "compiled forms are cached per (H, n)"
 
 
-def test_parallel_sweeps_match_serial():
-    """The ``par=True`` paths (one-wire rotations, CNOT, generator inner products) = serial."""
-    c = Circuit(N)
-    for q in range(N):
-        c.ry(q).rz(q).rx(q)
-    for q in range(N - 1):
-        c.cnot(q, q + 1).cnot(q + 1, q)
-    c.crx(0, 2).x(3)
-    prog = c.program
-    theta = RNG.uniform(-np.pi, np.pi, prog.n_params)
-    out = {}
-    for par in (False, True):
-        psi = np.zeros(2**N, complex)
-        psi[0] = 1.0
-        K.run_forward(psi, *prog.arrays, theta, par)
-        lam = P.random_state(N, np.random.default_rng(5))
-        grad = np.zeros(prog.n_params)
-        fin = psi.copy()
-        K.adjoint_sweep(psi, lam, *prog.arrays, theta, grad, par)
-        dpsi = np.zeros(2**N, complex)
-        psi2 = np.zeros(2**N, complex)
-        psi2[0] = 1.0
-        K.tangent_sweep(psi2, dpsi, *prog.arrays, theta, np.ones(prog.n_params), par)
-        out[par] = (fin, grad, lam, dpsi)
-    for a, b in zip(out[False], out[True]):
-        np.testing.assert_allclose(a, b, atol=1e-12)
-    dense = np.eye(2**N, dtype=complex)
-    for op in c.ops:
-        dense = P.op_matrix(op, theta, N) @ dense
-    np.testing.assert_allclose(out[True][0], dense[:, 0], atol=1e-12)
-
-
 def test_generator_kernels_match_dense():
     lam, psi = P.random_state(N, RNG), P.random_state(N, RNG)
     c = Circuit(N).crx(1, 2, 0.4).phase(3, 0.2, controls=(0,))
@@ -188,8 +156,8 @@ def test_generator_kernels_match_dense():
 @pytest.mark.parametrize("second", ["X", "Y", "Z", None])
 def test_specialised_rotation_adjoint_kernels(first, second):
     """Every (Pauli, Pauli) pair and single of the one-wire adjoint kernels (eq. A7–A8), on every
-    bit of 6 qubits (blocks of 1 to 32 pairs), serial and parallel: the gradient equals parameter
-    shift, the swept-back state is |0…0⟩ and the cotangent equals the dense U† λ."""
+    bit of 6 qubits (blocks of 1 to 32 pairs), serial and split (eq. T1): the gradient equals
+    parameter shift, the swept-back state is |0…0⟩ and the cotangent equals the dense U† λ."""
     n = 6
     c = Circuit(n)
     for w in range(n):
@@ -211,11 +179,14 @@ def test_specialised_rotation_adjoint_kernels(first, second):
     for op in c.ops:
         dense = P.op_matrix(op, theta, n) @ dense
     grads = []
-    for par in (False, True):
+    for split in (False, True):
         psi = dense[:, 0].copy()
         lam = lam0.copy()
         grads.append(np.zeros(prog.n_params))
-        K.adjoint_sweep(psi, lam, *prog.arrays, theta, grads[-1], par)
+        if split:
+            K.adjoint_sweep_split(psi, lam, *prog.arrays, theta, grads[-1], prog.top_rows)
+        else:
+            K.adjoint_sweep(psi, lam, *prog.arrays, theta, grads[-1])
         np.testing.assert_allclose(psi, np.eye(2**n)[0], atol=1e-12)
         np.testing.assert_allclose(lam, dense.conj().T @ lam0, atol=1e-12)
     np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
@@ -223,10 +194,13 @@ def test_specialised_rotation_adjoint_kernels(first, second):
     u = np.random.default_rng(3).normal(size=prog.n_params)
     eps = 1e-6
     fd = (state(c, theta + eps * u) - state(c, theta - eps * u)) / (2 * eps)
-    for par in (False, True):
+    for split in (False, True):
         psi = np.eye(2**n, dtype=complex)[0]
         dpsi = np.zeros(2**n, complex)
-        K.tangent_sweep(psi, dpsi, *prog.arrays, theta, u, par)
+        if split:
+            K.tangent_sweep_split(psi, dpsi, *prog.arrays, theta, u, prog.top_rows)
+        else:
+            K.tangent_sweep(psi, dpsi, *prog.arrays, theta, u)
         np.testing.assert_allclose(psi, dense[:, 0], atol=1e-12)
         np.testing.assert_allclose(dpsi, fd, atol=1e-8)
 
