@@ -27,11 +27,8 @@ def normals(seed, n_samples, n_steps):
     z = np.empty((n_samples, n_steps))
     for p in range(n_samples):
         key = np.uint64(_kernels.path_key(seed, p))
-        for k in range(0, n_steps, 2):
-            pair = _kernels.normal_pair(key, k >> 1)
-            z[p, k] = pair[0]
-            if k + 1 < n_steps:
-                z[p, k + 1] = pair[1]
+        for k in range(n_steps):
+            z[p, k] = _kernels.normal(key, k)
     return z
 
 
@@ -56,12 +53,14 @@ def _heston_inputs(rng, size):
 
 def heston_reference(seed, spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0, w,
                      n_steps, n_samples, antithetic):
-    """NumPy full-truncation Euler on the kernels' normals (step k uses normal_pair(key, k))."""
+    """NumPy full-truncation Euler on the kernels' normals (step k uses normal(key, 2k) and
+    normal(key, 2k + 1))."""
     z = np.empty((2, n_steps, n_samples))
     for p in range(n_samples):
         key = np.uint64(_kernels.path_key(seed, p))
         for k in range(n_steps):
-            z[:, k, p] = _kernels.normal_pair(key, k)
+            z[0, k, p] = _kernels.normal(key, 2 * k)
+            z[1, k, p] = _kernels.normal(key, 2 * k + 1)
     dt = expiry / n_steps
     out = 0.0
     for sign in ((1.0, -1.0) if antithetic else (1.0,)):

@@ -3,8 +3,9 @@
 Kernels assume valid input (validation is in ``_ops.py``) and never see traced values.
 
 Random numbers are counter-based: the normals of path ``p`` are a pure function of
-``(seed, p, step)`` (SplitMix64 finaliser, then Box–Muller), so the CPU kernels, the numba.cuda
-kernels and any re-run see the same paths, in any thread order, without storing them.
+``(seed, p, step)`` (``diffsci.random.normal``: SplitMix64 finaliser, then a ziggurat), so the
+CPU kernels, the numba.cuda kernels and any re-run see the same paths, in any thread order,
+without storing them.
 
 Per path, :func:`path_core` simulates ``S_k = S₀ exp(a t_k + σ W_k)``, ``a = r − q − σ²/2``,
 ``t_k = kT/n`` (exact GBM on the monitoring grid) and returns the discounted payoff and its
@@ -28,7 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from diffsci.random import GOLDEN as _GOLDEN
-from diffsci.random import mix64, normal_pair
+from diffsci.random import mix64, normal
 
 #: Product codes shared with ``_ops.Product`` (kernels take plain ints).
 EUROPEAN, ASIAN, DIGITAL, GEOMETRIC_ASIAN = 0, 1, 2, 3
@@ -61,16 +62,11 @@ def path_core(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, produ
     a = rate - dividend - 0.5 * vol * vol
     disc = math.exp(-rate * expiry)
     W = 0.0
-    z1 = 0.0
     x = 0.0   # X = Σ c_k S_k   (S_T, or the arithmetic average)
     xt = 0.0  # Σ c_k S_k t_k
     xw = 0.0  # Σ c_k S_k W_k
     for k in range(n_steps):
-        if k % 2 == 0:
-            z0, z1 = normal_pair(key, k >> 1)
-            z = z0
-        else:
-            z = z1
+        z = normal(key, k)
         W += sign * sdt * z
         if product == GEOMETRIC_ASIAN:
             xt += (k + 1) * dt  # Σ t_k and Σ W_k; G = S₀ exp(a mean t + σ mean W) below
@@ -175,7 +171,8 @@ def heston_path(seed, p, sign, spot, strike, expiry, rate, dividend, kappa, thet
     ls = math.log(spot)
     v = v0
     for k in range(n_steps):
-        z1, z2 = normal_pair(key, k)
+        z1 = normal(key, 2 * k)
+        z2 = normal(key, 2 * k + 1)
         z1 *= sign
         z2 *= sign
         vp = max(v, 0.0)
@@ -203,7 +200,8 @@ def heston_path_adjoint(seed, p, sign, spot, strike, expiry, rate, dividend, kap
     ls = math.log(spot)
     v = v0
     for k in range(n_steps):
-        z1, z2 = normal_pair(key, k)
+        z1 = normal(key, 2 * k)
+        z2 = normal(key, 2 * k + 1)
         z1 *= sign
         z2 *= sign
         buf[0, k] = v
@@ -301,18 +299,13 @@ def path_lr(seed, p, sign, spot, strike, expiry, rate, dividend, vol, w, product
     sdt = math.sqrt(dt)
     a = rate - dividend - 0.5 * vol * vol
     W = 0.0
-    z1 = 0.0
     zfirst = 0.0
     zsum = 0.0
     z2sum = 0.0
     x = 0.0
     lsum = 0.0
     for k in range(n_steps):
-        if k % 2 == 0:
-            z0, z1 = normal_pair(key, k >> 1)
-            z = z0
-        else:
-            z = z1
+        z = normal(key, k)
         z *= sign
         if k == 0:
             zfirst = z

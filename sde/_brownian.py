@@ -7,7 +7,7 @@ array of the path's ``shape`` (typically ``(batch, m)``).
   space-time Lévy area of each grid step (needed by SRA1).
 * :class:`BrownianInterval` stores nothing but a seed: a binary tree of Brownian bridges over
   dyadic points of ``[t0, t1]``, each node's normals a pure function of ``(seed, node)``
-  (counter-based hashing, ``diffsci.random.normal_pair``). Any ``W(s, t)`` can be queried in any
+  (counter-based hashing, ``diffsci.random.normal``). Any ``W(s, t)`` can be queried in any
   order and is identical on every query; a query costs O(depth) = O(log(T/tol)) bridge samples,
   fewer when the node cache (bounded in bytes) holds the ancestors — as it does for the
   sequential queries of a solve. No step-size hint is needed.
@@ -17,11 +17,12 @@ bridge whose normal is keyed by the time itself: exact marginals, and the exact 
 as no two query times share one finest leaf. ``increment(s, t)`` refuses an ``s`` and ``t`` in
 one leaf (a clear error, never a wrong law), and ``sdeint`` refuses steps below ``tol``.
 
-The default resolution ``tol = (t1 − t0)·2⁻¹⁶`` is a measured trade: an off-grid query costs one
-bridge of the whole ``shape`` per tree level between the query spacing and ``tol`` (a sequential
-sweep of 1000 steps: ≈ 6 levels at 2⁻¹⁶, ≈ 14 at 2⁻²⁴), and the bridges' normals are the whole
-cost. At 2⁻²⁴ a (256, 16) sweep ran at ≈ 0.7× torchsde's BrownianInterval forward (≈ 1.3×
-reverse); at 2⁻¹⁶ ≈ 1.4× and ≈ 2.6× (benchmarks/bench_sde.py). Pass ``tol`` for finer steps;
+The default resolution ``tol = (t1 − t0)·2⁻²⁴``: an off-grid query costs one bridge of the
+whole ``shape`` per tree level between the query spacing and ``tol`` (a sequential sweep of 1000
+steps: ≈ 14 levels), and the bridges' normals are most of the cost — hence the ziggurat of
+``diffsci.random.normal`` (≈ 4.5 ns a normal, 3.4× faster than Box–Muller). A (256, 16) sweep of
+1000 off-grid steps runs at ≈ 2.4× torchsde's BrownianInterval forward and ≈ 4× in reverse
+(benchmarks/bench_sde.py); a coarser ``tol`` (say 2⁻¹⁶ of the span) doubles that again.
 ``sdeint`` sizes the ``tol`` of the intervals it makes from its own steps.
 
 References:
@@ -49,7 +50,7 @@ _SALT_DYADIC = 1
 _SALT_ROOT = 2
 _SALT_TIME = 3
 _SALT_LEVY = 4
-_DEFAULT_DEPTH = 16  # see the module docstring for the measured trade
+_DEFAULT_DEPTH = 24  # see the module docstring for the measured cost
 _DEFAULT_CACHE_BYTES = 8 << 20  # flat adjoint memory; reverse sweeps re-bridge ≈3 % of a solve
 _TIME_RTOL = 1e-12
 _POINT_CACHE = 4  # points W(t) kept by exact time: a sequential sweep computes each once
@@ -144,7 +145,7 @@ class BrownianInterval(AbstractBrownian):
         t0, t1: the time span (t0 < t1).
         shape: the shape of an increment, e.g. ``(batch, m)``.
         seed: a non-negative int; the path is a pure function of it.
-        tol: the resolution: the finest dyadic spacing (default ``(t1 − t0)·2⁻¹⁶``; the
+        tol: the resolution: the finest dyadic spacing (default ``(t1 − t0)·2⁻²⁴``; the
             attribute ``tol`` is the spacing actually used, ≤ the one asked for); the tree depth
             is ``ceil(log2((t1 − t0)/tol))`` (at most 60). Increments over intervals inside one
             finest leaf are refused.

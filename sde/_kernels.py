@@ -5,7 +5,7 @@ traced values. Every forward kernel of a model family has a hand-written adjoint
 the maths is in ``sde/DERIVATIONS.md``.
 
 Counter-based normals: ``normal(key, i)`` is a pure function of a 64-bit key and an index
-(SplitMix64 finaliser, then Box–Muller), so a Brownian tree node gets the same normals whatever
+(SplitMix64 finaliser, then a ziggurat), so a Brownian tree node gets the same normals whatever
 the order in which nodes are visited.
 """
 
@@ -16,20 +16,14 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from diffsci.random import mix64, normal_pair
+from diffsci.random import mix64, normal
 
 
 @njit(cache=True)
 def bridge(wa, wb, frac, std, key, out):
     """``out = wa + frac (wb − wa) + std Z`` with Z the counter-based normals of ``key`` (1-D)."""
-    n = out.size
-    for i in range(0, n - 1, 2):
-        z0, z1 = normal_pair(key, i >> 1)
-        out[i] = wa[i] + frac * (wb[i] - wa[i]) + std * z0
-        out[i + 1] = wa[i + 1] + frac * (wb[i + 1] - wa[i + 1]) + std * z1
-    if n % 2 == 1:
-        z0, _ = normal_pair(key, n >> 1)
-        out[n - 1] = wa[n - 1] + frac * (wb[n - 1] - wa[n - 1]) + std * z0
+    for i in range(out.size):
+        out[i] = wa[i] + frac * (wb[i] - wa[i]) + std * normal(key, i)
     return out
 
 
