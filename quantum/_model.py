@@ -576,6 +576,17 @@ class Program:
         return np.array([bool(_touched(int(k), r) & top) for k, r in zip(self.kinds, self.ints)],
                         dtype=np.bool_).reshape(self.kinds.size)
 
+    def low_rows(self, bits: int) -> np.ndarray:
+        """bool[G]: whether row g touches only bits below ``bits`` (the rows the cache-blocked
+        sweep ``_kernels.adjoint_sweep_tiled`` runs block by block); cached per ``bits``."""
+        cache = self.__dict__.setdefault("_low_rows", {})
+        if bits not in cache:
+            mask = ~((1 << bits) - 1)
+            cache[bits] = np.array([not (_touched(int(k), r) & mask)
+                                    for k, r in zip(self.kinds, self.ints)],
+                                   dtype=np.bool_).reshape(self.kinds.size)
+        return cache[bits]
+
     def with_offsets(self, offset: np.ndarray) -> Program:
         """The same program with other fixed offsets (parameter shift)."""
         return Program(self.n_qubits, self.n_params, self.kinds, self.ints, self.mats, self.pidx,

@@ -89,6 +89,9 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
             K.adjoint_sweep_mixed(p[b], lam[b], *program.arrays, theta[b], grad[b], snaps)
     elif theta.ndim == 1 and _par(psi.shape[-1]):
         K.adjoint_sweep_split(p, lam, *program.arrays, theta, grad, program.top_rows)
+    elif theta.ndim == 1 and psi.shape[-1] >= K.TILE_MIN_AMPS:
+        K.adjoint_sweep_tiled(p, lam, *program.arrays, theta, grad,
+                              program.low_rows(K.TILE_BITS), 1 << K.TILE_BITS)
     elif theta.ndim == 1:
         K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
     else:

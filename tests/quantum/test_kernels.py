@@ -243,3 +243,30 @@ def test_split_sweeps_match_serial():
         out.append((psi, lam, grad, p2, d2))
     for x, y in zip(*out):
         np.testing.assert_allclose(y, x, atol=1e-12)
+
+
+@pytest.mark.parametrize("bits", [1, 3])
+def test_tiled_sweep_matches_serial(bits):
+    """The cache-blocked sweep (runs of rows on bits < ``bits`` block by block) = the plain one."""
+    n = 5
+    c = Circuit(n)
+    for q in range(n):
+        c.ry(q).rz(q)
+    for q in range(n - 1):
+        c.cnot(q, q + 1)
+    c.crx(4, 3).swap(3, 4).rx(2).append("IsingZZ", (3, 4)).t(4).cz(0, 4).ry(4)
+    prog = c.program
+    low = prog.low_rows(bits)
+    assert low.any() and not low.all()
+    theta = RNG.uniform(-np.pi, np.pi, prog.n_params)
+    psi0, lam0 = P.random_state(n, RNG), P.random_state(n, RNG)
+    out = []
+    for tiled in (False, True):
+        psi, lam, grad = psi0.copy(), lam0.copy(), np.zeros(prog.n_params)
+        if tiled:
+            K.adjoint_sweep_tiled(psi, lam, *prog.arrays, theta, grad, low, 1 << bits)
+        else:
+            K.adjoint_sweep(psi, lam, *prog.arrays, theta, grad)
+        out.append((psi, lam, grad))
+    for x, y in zip(*out):
+        np.testing.assert_allclose(y, x, atol=1e-12)
