@@ -1193,6 +1193,52 @@ def _fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
             out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
 
 
+@njit(cache=True)
+def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
+    """:func:`_fused_axpy` (serial) with the diagonal and the one-wire X groups on bits below
+    log2(tile) taken block by block (cache blocking, as ``adjoint_sweep_tiled``): one pass over
+    ψ and out for all of them, then one pass per remaining group."""
+    for t in range(0, psi.size, tile):
+        ps = psi[t:t + tile]
+        po = out[t:t + tile]
+        if diag.size:
+            for k in range(tile):
+                i = uint64(k)
+                po[i] += (coef * diag[t + k]) * ps[i]
+        for g in range(gx.size):
+            x = gx[g]
+            if x < tile and (x & (x - 1)) == 0 and _pure_x(gstart[g], gstart[g + 1], tz):
+                c = 0.0
+                for k in range(gstart[g], gstart[g + 1]):
+                    c += tph[k].real
+                _x1_axpy(ps, po, x, coef * c)
+    for g in range(gx.size):
+        x = gx[g]
+        lo = gstart[g]
+        hi = gstart[g + 1]
+        pure = _pure_x(lo, hi, tz)
+        if x < tile and (x & (x - 1)) == 0 and pure:
+            continue  # done block by block above
+        if pure:
+            c = 0.0
+            for k in range(lo, hi):
+                c += tph[k].real
+            c *= coef
+            p = _log2(x & -x)
+            if x == (1 << p):
+                _x1_axpy(psi, out, x, c)
+                continue
+            for k in range(psi.size >> 1):
+                j = _insert0(k, p)
+                j2 = j ^ x
+                out[j] += c * psi[j2]
+                out[j2] += c * psi[j]
+            continue
+        for j in range(psi.size):
+            src = j ^ x
+            out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
+
+
 fused_expval, fused_expval_par = _twin(_fused_expval)
 fused_apply, fused_apply_par = _twin(_fused_apply)
 fused_axpy, fused_axpy_par = _twin(_fused_axpy)

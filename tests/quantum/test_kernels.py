@@ -135,6 +135,10 @@ def test_fused_observable_kernels_match_dense(H, par):
     acc = psi.copy()
     axpy(psi, acc, -0.7, *obs.fused)  # acc <- acc - 0.7 H psi
     np.testing.assert_allclose(acc, psi - 0.7 * (dense @ psi), atol=1e-12)
+    for tile in (2, 4, 2**N):  # cache-blocked: some groups per block, the others whole
+        acc = psi.copy()
+        K.fused_axpy_tiled(psi, acc, -0.7, *obs.fused, tile)
+        np.testing.assert_allclose(acc, psi - 0.7 * (dense @ psi), atol=1e-12)
     assert compile_observable(H, N) is obs, "compiled forms are cached per (H, n)"
 
 
