@@ -27,7 +27,7 @@ specialised per Pauli in the adjoint and tangent sweeps (eq. A8); single-control
 unit-stride swaps, on both states at once in the sweeps; Hamiltonians fused (eq. P2: one cached
 diagonal for the Z-type terms, one sweep per distinct flip mask). With more than one Numba thread
 and states of at least :data:`PAR_MIN_AMPS` amplitudes, the sweeps run split by the top bit
-(``*_split``, eq. T1) and the observable kernels use their ``parallel=True`` twins (``*_par``).
+(``*_split``, eq. T1): two threads, one fork-join per run of rows rather than per gate.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ K_CHAN2 = 8  # a two-wire channel's 16×16 superoperator on bits ints[g, :4] = (
 K_DATA = 9  # payload of the K_CHAN2 row above it; every kernel skips it
 
 PARAM_KINDS = (K_ROT, K_PHASE)
-_PAR = False  # rebound to a constant in each _twin copy
 
 
 @njit(cache=True, inline="always")
@@ -93,25 +92,6 @@ def _iphase(ny):
     if r == 2:
         return -1.0 + 0.0j
     return 0.0 - 1.0j
-
-
-def _twin(fn):
-    """(serial, parallel) njit compilations of one kernel, cached under distinct names.
-
-    The kernel is written with ``prange`` (plain ``range`` when compiled serially); the copies
-    get distinct qualified names so Numba's on-disk cache keeps them apart, and see the global
-    ``_PAR`` as a compile-time constant (False in the serial copy).
-    """
-    out = []
-    for suffix, par in (("", False), ("_par", True)):
-        glob = dict(fn.__globals__)
-        glob["_PAR"] = par  # a compile-time constant: serial-only fast paths test ``not _PAR``
-        f = types.FunctionType(fn.__code__, glob, fn.__name__ + suffix, fn.__defaults__,
-                               fn.__closure__)
-        f.__qualname__ = fn.__qualname__ + suffix
-        f.__doc__ = fn.__doc__
-        out.append(njit(cache=True, parallel=par)(f) if par else njit(cache=True)(f))
-    return out[0], out[1]
 
 
 
@@ -237,8 +217,8 @@ def _diag1_blocked(psi, bit, d0, d1):
             psi[j] *= d1
 
 
-#: States of at least this many amplitudes use the ``parallel=True`` kernels (when Numba runs more
-#: than one thread): below it, thread start-up costs more than the sweep (measured: 2**14).
+#: States of at least this many amplitudes run the split sweeps (when Numba runs more than one
+#: thread): below it, thread start-up costs more than the sweep (measured: 2**14).
 PAR_MIN_AMPS = 1 << 14
 
 
@@ -1040,8 +1020,8 @@ def apply_pauli_terms(psi, out, xm, zm, ph):
 # summed into one real diagonal ``diag`` (length 2**n, built once by :func:`build_diag`), the
 # others grouped by flip mask (group g: mask ``gx[g]``, terms ``gstart[g]:gstart[g+1]`` of
 # ``(tz, tph)``). Then ⟨ψ|H|ψ⟩ and Hψ take one sweep for the diagonal and one per distinct flip
-# mask (DERIVATIONS.md, eq. P2), not one per term. Each kernel is compiled twice, serial and
-# ``parallel=True`` (suffix ``_par``); ``_ops`` picks the latter from ``PAR_MIN_AMPS`` up.
+# mask (DERIVATIONS.md, eq. P2), not one per term. They are serial: a few passes next to the
+# sweep's, and one fork-join per group cost more than they saved on a shared 2-core machine.
 
 
 @njit(cache=True)
@@ -1095,11 +1075,12 @@ def _x1_axpy(psi, out, bit, c):
             out[j] += c * psi[i]
 
 
-def _fused_expval(psi, diag, gx, gstart, tz, tph):
+@njit(cache=True)
+def fused_expval(psi, diag, gx, gstart, tz, tph):
     """Re ⟨psi|H|psi⟩ for a fused Hamiltonian (``diag.size == 0``: no Z-type terms)."""
     total = 0.0
     if diag.size:
-        for j in prange(psi.size):
+        for j in range(psi.size):
             a = psi[j]
             total += diag[j] * (a.real * a.real + a.imag * a.imag)
     for g in range(gx.size):
@@ -1112,30 +1093,31 @@ def _fused_expval(psi, diag, gx, gstart, tz, tph):
                 c += tph[k].real
             p = _log2(x & -x)
             re = 0.0
-            if x == (1 << p) and not _PAR:  # X on one wire: the vectorised blocked loop
+            if x == (1 << p):  # X on one wire: the vectorised blocked loop
                 re = _x1_dot(psi, x)
             else:
-                for k in prange(psi.size >> 1):
+                for k in range(psi.size >> 1):
                     j = _insert0(k, p)
                     a = psi[j]
                     b = psi[j ^ x]
                     re += a.real * b.real + a.imag * b.imag
             total += 2.0 * c * re
             continue
-        for j in prange(psi.size):
+        for j in range(psi.size):
             src = j ^ x
             t = np.conj(psi[j]) * psi[src] * _group_coef(src, lo, hi, tz, tph)
             total += t.real
     return total
 
 
-def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
+@njit(cache=True)
+def fused_apply(psi, out, diag, gx, gstart, tz, tph):
     """out <- H psi for a fused Hamiltonian (out overwritten)."""
     if diag.size:
-        for j in prange(psi.size):
+        for j in range(psi.size):
             out[j] = diag[j] * psi[j]
     else:
-        for j in prange(psi.size):
+        for j in range(psi.size):
             out[j] = 0.0
     for g in range(gx.size):
         x = gx[g]
@@ -1146,28 +1128,29 @@ def _fused_apply(psi, out, diag, gx, gstart, tz, tph):
             for k in range(lo, hi):
                 c += tph[k].real
             p = _log2(x & -x)
-            if x == (1 << p) and not _PAR:
+            if x == (1 << p):
                 _x1_axpy(psi, out, x, c)
                 continue
-            for k in prange(psi.size >> 1):
+            for k in range(psi.size >> 1):
                 j = _insert0(k, p)
                 j2 = j ^ x
                 out[j] += c * psi[j2]
                 out[j2] += c * psi[j]
             continue
-        for j in prange(psi.size):
+        for j in range(psi.size):
             src = j ^ x
             out[j] += _group_coef(src, lo, hi, tz, tph) * psi[src]
 
 
-def _fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
+@njit(cache=True)
+def fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
     """out <- out + coef · H psi for a fused Hamiltonian (no temporary state).
 
     The adjoint method's cotangent ``λ = 2 Σ_m ḡ_m H_m ψ`` (eq. A1) is built by one call per
     observable into one buffer.
     """
     if diag.size:
-        for j in prange(psi.size):
+        for j in range(psi.size):
             out[j] += (coef * diag[j]) * psi[j]
     for g in range(gx.size):
         x = gx[g]
@@ -1179,16 +1162,16 @@ def _fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
                 c += tph[k].real
             c *= coef
             p = _log2(x & -x)
-            if x == (1 << p) and not _PAR:
+            if x == (1 << p):
                 _x1_axpy(psi, out, x, c)
                 continue
-            for k in prange(psi.size >> 1):
+            for k in range(psi.size >> 1):
                 j = _insert0(k, p)
                 j2 = j ^ x
                 out[j] += c * psi[j2]
                 out[j2] += c * psi[j]
             continue
-        for j in prange(psi.size):
+        for j in range(psi.size):
             src = j ^ x
             out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
 
@@ -1237,8 +1220,3 @@ def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
         for j in range(psi.size):
             src = j ^ x
             out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
-
-
-fused_expval, fused_expval_par = _twin(_fused_expval)
-fused_apply, fused_apply_par = _twin(_fused_apply)
-fused_axpy, fused_axpy_par = _twin(_fused_axpy)

@@ -139,8 +139,7 @@ def adjoint_tangent(program: Program, theta, psibar, dtheta, dpsibar):
 def _par(dim: int) -> bool:
     """Multi-threaded kernels for a state of ``dim`` amplitudes (K.PAR_MIN_AMPS, >1 thread)?
 
-    Sweeps then run split in halves (``K.*_split``: the serial fused kernels on two threads),
-    the fused observables their ``_par`` twins."""
+    Sweeps then run split in halves (``K.*_split``: the serial fused kernels on two threads)."""
     return dim >= K.PAR_MIN_AMPS and numba.get_num_threads() > 1
 
 
@@ -150,7 +149,7 @@ def apply_observables(obs, psi: np.ndarray) -> np.ndarray:
     One sweep for the diagonal part and one per distinct flip mask (fused form, eq. P2).
     """
     out = np.empty(psi.shape[:-1] + (len(obs),) + psi.shape[-1:], np.complex128)
-    kernel = K.fused_apply_par if _par(psi.shape[-1]) else K.fused_apply
+    kernel = K.fused_apply
     for b in np.ndindex(psi.shape[:-1]):
         for m, o in enumerate(obs):
             kernel(psi[b], out[b + (m,)], *o.fused)
@@ -160,8 +159,8 @@ def apply_observables(obs, psi: np.ndarray) -> np.ndarray:
 def observables_cotangent(obs, psi: np.ndarray, g: np.ndarray) -> np.ndarray:
     """``ψ̄ = 2 Σ_m g_m H_m ψ`` (eq. A1) into one new buffer, without a ``H_m ψ`` temporary."""
     out = np.zeros(psi.shape, np.complex128)
-    kernel = K.fused_axpy_par if _par(psi.shape[-1]) else K.fused_axpy
-    if psi.ndim == 1 and kernel is K.fused_axpy and psi.size >= K.TILE_MIN_AMPS:
+    kernel = K.fused_axpy
+    if psi.ndim == 1 and psi.size >= K.TILE_MIN_AMPS:
         for m, o in enumerate(obs):  # cache-blocked: two states no longer fit in cache
             K.fused_axpy_tiled(psi, out, 2.0 * float(g[m]), *o.fused, 1 << K.TILE_BITS)
         return out
@@ -181,7 +180,7 @@ def observables_values(obs, psi: np.ndarray, square: bool = False) -> np.ndarray
     if square:
         hpsi = apply_observables(obs, psi)
         return np.sum(hpsi.real**2 + hpsi.imag**2, axis=-1)
-    kernel = K.fused_expval_par if _par(psi.shape[-1]) else K.fused_expval
+    kernel = K.fused_expval
     if psi.ndim == 1:
         for m, o in enumerate(obs):
             out[m] = kernel(psi, *o.fused)

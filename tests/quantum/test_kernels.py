@@ -118,20 +118,18 @@ FUSED_H = Hamiltonian(((0.4, "XX", (0, 1)), (-0.7, "YY", (0, 1)), (0.3, "XY", (1
 @pytest.mark.parametrize("H", [FUSED_H, tfim(N, 0.7, 1.3), Hamiltonian(((0.3, "XY", (1, 2)),)),
                                0.5 * Hamiltonian(((1.0, "ZZ", (0, 2)),))],
                          ids=["grouped", "tfim", "no-diagonal", "diagonal-only"])
-@pytest.mark.parametrize("par", [False, True], ids=["serial", "parallel"])
-def test_fused_observable_kernels_match_dense(H, par):
+def test_fused_observable_kernels_match_dense(H):
     obs = compile_observable(H, N)
     diag, gx, gstart, tz, tph = obs.fused
     assert gx.size == len(set(int(x) for x in obs[0] if x)), "one group per distinct flip mask"
     psi = P.random_state(N, RNG)
     dense = P.dense_hamiltonian(H, N)
-    expval, apply = (K.fused_expval_par, K.fused_apply_par) if par else (K.fused_expval,
-                                                                         K.fused_apply)
+    expval, apply = K.fused_expval, K.fused_apply
     assert np.isclose(expval(psi, *obs.fused), np.vdot(psi, dense @ psi).real, atol=1e-12)
     out = np.full_like(psi, np.nan)
     apply(psi, out, *obs.fused)
     np.testing.assert_allclose(out, dense @ psi, atol=1e-12)
-    axpy = K.fused_axpy_par if par else K.fused_axpy
+    axpy = K.fused_axpy
     acc = psi.copy()
     axpy(psi, acc, -0.7, *obs.fused)  # acc <- acc - 0.7 H psi
     np.testing.assert_allclose(acc, psi - 0.7 * (dense @ psi), atol=1e-12)
