@@ -218,8 +218,10 @@ def _diag1_blocked(psi, bit, d0, d1):
 
 
 #: States of at least this many amplitudes run the split sweeps (when Numba runs more than one
-#: thread): below it, thread start-up costs more than the sweep (measured: 2**14).
-PAR_MIN_AMPS = 1 << 14
+#: thread). On an idle machine a fork-join costs microseconds and 2**14 would do; on a shared
+#: 2-core machine the second thread can wait a scheduler slice (measured ≈ 8–12 ms per fork-join
+#: under load), so threads are used only where a run of rows takes tens of milliseconds.
+PAR_MIN_AMPS = 1 << 18
 
 
 @njit(cache=True)
