@@ -3,8 +3,9 @@
 Workload "HEA-TFIM" (issue 4): |0…0⟩, then L × [RY on every qubit, RZ on every qubit, CNOT ladder
 (i, i+1)]; H = Σ Z_i Z_{i+1} + 0.5 Σ X_i (open chain); value and gradient of ⟨H⟩ with respect to
 all 2·N·L angles, for N×L in {4×2, 8×4, 12×4, 16×4, 16×10, 20×2}. One thread by default; with
-``--threads 2`` Numba and OpenMP (PennyLane Lightning) get two, and our kernels switch to their
-``parallel=True`` twins from ``quantum._kernels.PAR_MIN_AMPS`` amplitudes. BLAS stays at one thread.
+``--threads 2`` Numba and OpenMP (PennyLane Lightning) get two: our sweeps then run split in two
+halves (``quantum._kernels.*_split``) from ``quantum._kernels.PAR_MIN_AMPS`` amplitudes, and
+batches run their rows in parallel. BLAS stays at one thread.
 Thread counts are pinned before any import, so ``--threads 1,2`` (the default) runs this script
 once per count in a fresh process and prints one table per count (and one JSON with both).
 
