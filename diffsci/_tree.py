@@ -13,6 +13,8 @@ import dataclasses
 
 import numpy as np
 
+from ._core import Dual, Tracer
+
 __all__ = [
     "tree_flatten",
     "tree_unflatten",
@@ -33,6 +35,7 @@ def register_pytree_node(cls, flatten, unflatten):
     ``flatten(obj) -> (children, aux)`` and ``unflatten(aux, children) -> obj``.
     """
     _registry[cls] = (flatten, unflatten)
+    _LEAF_TYPES.discard(cls)
 
 
 class TreeDef:
@@ -103,8 +106,17 @@ def _rebuild_dataclass(cls, aux, children):
     return obj
 
 
+# Exact types that are always leaves, checked first: most leaves are arrays, numbers or traced
+# values, and the container checks below (dataclasses.is_dataclass above all) cost ≈ 1 µs a leaf.
+_LEAF_TYPES = {np.ndarray, float, int, complex, bool, np.float64, np.float32, np.float16,
+               np.complex128, np.complex64, np.int64, np.int32, np.bool_, Tracer, Dual}
+
+
 def _flatten(x, leaves):
     t = type(x)
+    if t in _LEAF_TYPES:
+        leaves.append(x)
+        return _LEAF_DEF
     if t is tuple or t is list:
         return TreeDef(t, None, tuple(_flatten(c, leaves) for c in x))
     if t is dict:
