@@ -1054,6 +1054,16 @@ def _pure_x(lo, hi, tz):
 
 
 @njit(cache=True, fastmath=REDUCE_FLAGS)
+def re_vdot(a, b):
+    """Re Σ_j conj(a_j) b_j (vectorised; e.g. ⟨ψ|H|ψ⟩ from ψ and Hψ)."""
+    re = 0.0
+    for k in range(a.size):
+        i = uint64(k)
+        re += a[i].real * b[i].real + a[i].imag * b[i].imag
+    return re
+
+
+@njit(cache=True, fastmath=REDUCE_FLAGS)
 def _x1_dot(psi, bit):
     """Σ over pairs (i, i + bit) of Re(conj(psi_i) psi_{i+bit}): ⟨ψ|X_b|ψ⟩ / 2 for a one-bit X,
     in unit-stride blocks with unsigned indices (vectorised; see the adjoint kernels)."""

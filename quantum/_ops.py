@@ -346,17 +346,36 @@ def _drop_m(values, static):
 
 def _expval_fwd(theta, static):
     psi = forward_states(static.program, theta, static.device)
-    return _drop_m(observables_values(static.obs, psi), static), (theta, psi, static)
+    if len(static.obs) > 1:
+        return _drop_m(observables_values(static.obs, psi), static), (theta, psi, None, static)
+    # One observable (eq. A9): H ψ once, the value Re⟨ψ, Hψ⟩ from it, and H ψ kept as the
+    # backward sweep's seed (scaled by 2ḡ afterwards): no separate ⟨H⟩ pass.
+    if psi.ndim == 1:  # the common case, without np.ndindex's overhead (small circuits)
+        hpsi = observables_cotangent(static.obs, psi, _HALF)
+        values = np.array([K.re_vdot(psi, hpsi)])
+    else:
+        hpsi = observables_cotangent(static.obs, psi, np.full(psi.shape[:-1] + (1,), 0.5))
+        values = np.empty(psi.shape[:-1] + (1,), np.float64)
+        for b in np.ndindex(psi.shape[:-1]):
+            values[b + (0,)] = K.re_vdot(psi[b], hpsi[b])
+    return _drop_m(values, static), (theta, psi, hpsi, static)
+
+
+_HALF = np.array([0.5])  # ψ̄ = 2ḡHψ at ḡ = 1/2: Hψ
 
 
 def _expval_bwd(res, g):
-    theta, psi, static = res
+    theta, psi, hpsi, static = res
     if static.single:
         g = g[..., None]
     if not (_plain(g) and _plain(theta)):  # defensive: a traced cotangent takes the composed rules
         psibar = _pauli_bwd((psi, Static(None, static.obs)), g)[0]
         return _state_bwd((theta, psi, static), psibar)
-    lam = observables_cotangent(static.obs, psi, np.asarray(g, np.float64))
+    g = np.asarray(g, np.float64)
+    if hpsi is not None:  # θ̄ is linear in ψ̄ = 2ḡ Hψ: sweep Hψ (in place), scale θ̄ by 2ḡ
+        grad = adjoint_vjp(static.program, theta, psi, hpsi, static.device, own_psibar=True)
+        return grad * (2.0 * g), None
+    lam = observables_cotangent(static.obs, psi, g)
     return adjoint_vjp(static.program, theta, psi, lam, static.device, own_psibar=True), None
 
 
