@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from ._core import Dual, Tape, Tracer, backward, getval, primitive
-from ._tree import tree_flatten, tree_map, tree_unflatten
+from ._tree import _LEAF, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
     "pullback",
@@ -69,6 +69,9 @@ def _leaf_value(x, where):
 
 def _finalize(g, x):
     """Turn an accumulated cotangent into the gradient for leaf input ``x``."""
+    if type(g) is _ndarray and type(x) is _ndarray and g.dtype is x.dtype and g.shape == x.shape:
+        # the common case (float array in, same-dtype cotangent): never a view or read-only
+        return g.copy() if g.base is not None or not g.flags.writeable else g
     v = getval(x)
     dtype = _dtype(v)
     if g is None:
@@ -134,7 +137,9 @@ class _Traced:
             tape.leaf(_leaf_value(x, lambda k=k: _leaf_paths(diff, argnums)[k]))
             for k, x in enumerate(leaves)
         ]
-        new_diff = tree_unflatten(self.in_tree, self.tracers)
+        # every differentiated argument a single leaf (the common case): no rebuild needed
+        new_diff = (self.tracers if all(c.kind is _LEAF for c in self.in_tree.children)
+                    else tree_unflatten(self.in_tree, self.tracers))
         call = list(args)
         for i, d in zip(argnums, new_diff):
             call[i] = d

@@ -13,7 +13,8 @@ import functools
 import numpy as np
 
 from ._core import Dual, ForwardTrace, Tracer, _add, getval, is_tracer, record, top_trace
-from ._tree import _LEAF, _NONE, _same, tree_flatten, tree_unflatten
+from ._tree import _LEAF, _LEAF_TYPES, _NONE, _same, tree_flatten, tree_unflatten
+from ._tree import _LEAF_DEF as _LEAF_TREE
 
 __all__ = ["custom_vjp"]
 
@@ -118,13 +119,21 @@ class custom_vjp:
             else:
                 vals.append(x)
                 parents.append(None)
-        out, res = self.fwd(*tree_unflatten(in_tree, vals))
+        flat = len(vals) == len(args) and all(c.kind is _LEAF for c in in_tree.children)
+        out, res = self.fwd(*(vals if flat else tree_unflatten(in_tree, vals)))
         out_leaves, out_tree = tree_flatten(out)
         self._check_fwd_traced(vals, out_leaves)
         self._check_not_captured(top, out_leaves, "fwd", "outputs")
         self._check_not_captured(top, _leaves(res), "fwd", "residuals")
-        call = record(top, out_leaves, self._back, tuple(parents), res, (in_tree, out_tree))
         n = len(out_leaves)
+        if n == 1 and out_tree.kind is _LEAF:  # one array out: one record, no projection
+            o = out_leaves[0]
+            dt = getattr(o, "dtype", None)  # arrays, NumPy scalars, traced values
+            kind = dt.kind if dt is not None else (
+                np.result_type(getval(o)).kind if _is_numeric(o) else "O")
+            if kind in "fc":
+                return record(top, o, self._back_one, tuple(parents), res, in_tree)
+        call = record(top, out_leaves, self._back, tuple(parents), res, (in_tree, out_tree))
         new = []
         for j, o in enumerate(out_leaves):
             kind = np.result_type(getval(o)).kind if _is_numeric(o) else "O"
@@ -254,6 +263,8 @@ class custom_vjp:
         for sub, c in zip(in_tree.children, cts):
             if c is None:
                 ct_leaves.extend([None] * sub.num_leaves)
+            elif sub.kind is _LEAF and type(c) in _LEAF_TYPES:  # an array for an array
+                ct_leaves.append(c)
             else:
                 cl, ctree = tree_flatten(c)
                 if ctree == sub:
@@ -269,9 +280,16 @@ class custom_vjp:
                 ct_leaves.extend(out)
         return ct_leaves
 
+    def _back_one(self, grads, owned, g, rec):
+        """Backward of a call with a single array output (its record is the output)."""
+        self._pull(grads, owned, (g,), (rec._value,), rec._parents, rec._args, rec._kwargs,
+                   _LEAF_TREE)
+
     def _back(self, grads, owned, g, rec):
-        parents, out_leaves, res = rec._parents, rec._value, rec._args
         in_tree, out_tree = rec._kwargs
+        self._pull(grads, owned, g, rec._value, rec._parents, rec._args, in_tree, out_tree)
+
+    def _pull(self, grads, owned, g, out_leaves, parents, res, in_tree, out_tree):
         gs = []
         for c, o in zip(g, out_leaves):
             ov = getval(o)
@@ -284,7 +302,7 @@ class custom_vjp:
                 # sweep through bwd's complex arithmetic), so hand bwd the real part.
                 c = np.real(c)
             gs.append(c)
-        cts = self.bwd(res, tree_unflatten(out_tree, gs))
+        cts = self.bwd(res, gs[0] if out_tree is _LEAF_TREE else tree_unflatten(out_tree, gs))
         ct_leaves = self._cotangent_leaves(cts, in_tree)
         for p, c in zip(parents, ct_leaves):
             if p is not None and c is not None:
