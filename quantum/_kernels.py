@@ -510,10 +510,11 @@ def _rot_cs(row, phi):
 TA = TB = P_Z  # the Pauli codes of the bodies below; each specialised copy binds its own
 
 
-def _rot1_adj_body(psi, lam, bit, c, s):
+def _rot1_adj_body(psi, lam, bit, c, s, cbit):
     """One adjoint-sweep step of a one-wire rotation (Pauli code ``TA``) on the bit ``bit``, in
     one pass over (psi, lam) (eq. A8): returns Im⟨lam, P psi⟩ on the entry values and applies
-    U† = c + i s P to psi and lam.
+    U† = c + i s P to psi and lam. ``cbit`` (0: none; else a bit above ``bit``): first un-apply
+    a CNOT with that control bit onto ``bit`` (the pair's loads swapped where it is set; eq. A10).
     """
     acc = 0.0
     if bit == 1:  # adjacent pairs (see _rot2_adj_body)
@@ -522,6 +523,8 @@ def _rot1_adj_body(psi, lam, bit, c, s):
             j = uint64(2 * m + 1)
             a0, a1 = psi[i], psi[j]
             l0, l1 = lam[i], lam[j]
+            if i & cbit:
+                a0, a1, l0, l1 = a1, a0, l1, l0
             acc += _im_inner(TA, l0, l1, a0, a1)
             a0, a1 = _rot_dagger(TA, c, s, a0, a1)
             l0, l1 = _rot_dagger(TA, c, s, l0, l1)
@@ -529,11 +532,14 @@ def _rot1_adj_body(psi, lam, bit, c, s):
             lam[i], lam[j] = l0, l1
         return acc
     for base in range(0, psi.size, 2 * bit):
+        swap = (base & cbit) != 0  # loop-invariant below: LLVM unswitches it
         for k in range(bit):
             i = uint64(base + k)
             j = uint64(base + k + bit)
             a0, a1 = psi[i], psi[j]
             l0, l1 = lam[i], lam[j]
+            if swap:
+                a0, a1, l0, l1 = a1, a0, l1, l0
             acc += _im_inner(TA, l0, l1, a0, a1)
             a0, a1 = _rot_dagger(TA, c, s, a0, a1)
             l0, l1 = _rot_dagger(TA, c, s, l0, l1)
@@ -542,11 +548,11 @@ def _rot1_adj_body(psi, lam, bit, c, s):
     return acc
 
 
-def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb):
+def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb, cbit):
     """Two adjoint-sweep steps (rows g, Pauli code ``TA``, then g - 1, code ``TB``: one-wire
     rotations on one bit) in one pass over (psi, lam) (eq. A7–A8): returns
     (Im⟨lam_g, P_a psi_g⟩, Im⟨lam_{g-1}, P_b psi_{g-1}⟩) and applies U_b† U_a† to psi and lam,
-    the intermediate values staying in registers.
+    the intermediate values staying in registers. ``cbit``: as in :func:`_rot1_adj_body`.
     """
     da = 0.0
     db = 0.0
@@ -559,6 +565,8 @@ def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb):
             j = uint64(2 * m + 1)
             a0, a1 = psi[i], psi[j]
             l0, l1 = lam[i], lam[j]
+            if i & cbit:
+                a0, a1, l0, l1 = a1, a0, l1, l0
             da += _im_inner(TA, l0, l1, a0, a1)
             a0, a1 = _rot_dagger(TA, ca, sa, a0, a1)
             l0, l1 = _rot_dagger(TA, ca, sa, l0, l1)
@@ -569,11 +577,14 @@ def _rot2_adj_body(psi, lam, bit, ca, sa, cb, sb):
             lam[i], lam[j] = l0, l1
         return da, db
     for base in range(0, psi.size, 2 * bit):
+        swap = (base & cbit) != 0
         for k in range(bit):
             i = uint64(base + k)
             j = uint64(base + k + bit)
             a0, a1 = psi[i], psi[j]
             l0, l1 = lam[i], lam[j]
+            if swap:
+                a0, a1, l0, l1 = a1, a0, l1, l0
             da += _im_inner(TA, l0, l1, a0, a1)
             a0, a1 = _rot_dagger(TA, ca, sa, a0, a1)
             l0, l1 = _rot_dagger(TA, ca, sa, l0, l1)
@@ -635,35 +646,35 @@ def rot1_tan(psi, dpsi, bit, t, c, s, f):
 
 
 @njit(cache=True)
-def rot1_adj(psi, lam, bit, t, c, s):
+def rot1_adj(psi, lam, bit, t, c, s, cbit=0):
     """:func:`_rot1_adj_body` for the Pauli code t (serial)."""
     if t == P_Z:
-        return _rot1_adj_z(psi, lam, bit, c, s)
+        return _rot1_adj_z(psi, lam, bit, c, s, cbit)
     if t == P_X:
-        return _rot1_adj_x(psi, lam, bit, c, s)
-    return _rot1_adj_y(psi, lam, bit, c, s)
+        return _rot1_adj_x(psi, lam, bit, c, s, cbit)
+    return _rot1_adj_y(psi, lam, bit, c, s, cbit)
 
 
 @njit(cache=True)
-def rot2_adj(psi, lam, bit, ta, ca, sa, tb, cb, sb):
+def rot2_adj(psi, lam, bit, ta, ca, sa, tb, cb, sb, cbit=0):
     """:func:`_rot2_adj_body` for the Pauli codes (ta, tb) (serial)."""
     if ta == P_Z:
         if tb == P_Z:
-            return _rot2_adj_zz(psi, lam, bit, ca, sa, cb, sb)
+            return _rot2_adj_zz(psi, lam, bit, ca, sa, cb, sb, cbit)
         if tb == P_X:
-            return _rot2_adj_zx(psi, lam, bit, ca, sa, cb, sb)
-        return _rot2_adj_zy(psi, lam, bit, ca, sa, cb, sb)
+            return _rot2_adj_zx(psi, lam, bit, ca, sa, cb, sb, cbit)
+        return _rot2_adj_zy(psi, lam, bit, ca, sa, cb, sb, cbit)
     if ta == P_X:
         if tb == P_Z:
-            return _rot2_adj_xz(psi, lam, bit, ca, sa, cb, sb)
+            return _rot2_adj_xz(psi, lam, bit, ca, sa, cb, sb, cbit)
         if tb == P_X:
-            return _rot2_adj_xx(psi, lam, bit, ca, sa, cb, sb)
-        return _rot2_adj_xy(psi, lam, bit, ca, sa, cb, sb)
+            return _rot2_adj_xx(psi, lam, bit, ca, sa, cb, sb, cbit)
+        return _rot2_adj_xy(psi, lam, bit, ca, sa, cb, sb, cbit)
     if tb == P_Z:
-        return _rot2_adj_yz(psi, lam, bit, ca, sa, cb, sb)
+        return _rot2_adj_yz(psi, lam, bit, ca, sa, cb, sb, cbit)
     if tb == P_X:
-        return _rot2_adj_yx(psi, lam, bit, ca, sa, cb, sb)
-    return _rot2_adj_yy(psi, lam, bit, ca, sa, cb, sb)
+        return _rot2_adj_yx(psi, lam, bit, ca, sa, cb, sb, cbit)
+    return _rot2_adj_yy(psi, lam, bit, ca, sa, cb, sb, cbit)
 
 
 @njit(cache=True)
@@ -698,27 +709,35 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad)
     g = kinds.size - 1
     while g >= 0:
         kind = kinds[g]
-        phi = _angle(g, pidx, scale, offset, theta)
         row = ints[g]
+        cbit = 0
+        if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:  # CNOT
+            if row[2] > (1 << row[0]) and g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == (
+                    1 << row[0]):  # its target's rotations next: one pass for all (eq. A10)
+                cbit = row[2]
+                g -= 1
+                kind = kinds[g]
+                row = ints[g]
+            else:
+                _cx1_pair(psi, lam, row[0], _log2(row[2]))
+                g -= 1
+                continue
+        phi = _angle(g, pidx, scale, offset, theta)
         one = _is_rot1(kind, row)
         if one:
             ta, ca, sa, siga = _rot_cs(row, phi)
             if g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == one:  # a pair (eq. A7)
                 tb, cb, sb, sigb = _rot_cs(ints[g - 1], _angle(g - 1, pidx, scale, offset, theta))
-                da, db = rot2_adj(psi, lam, one, ta, ca, sa, tb, cb, sb)
+                da, db = rot2_adj(psi, lam, one, ta, ca, sa, tb, cb, sb, cbit)
                 if pidx[g - 1] >= 0:
                     grad[pidx[g - 1]] += scale[g - 1] * 0.5 * sigb * db
                 step = 2
             else:
-                da = rot1_adj(psi, lam, one, ta, ca, sa)
+                da = rot1_adj(psi, lam, one, ta, ca, sa, cbit)
                 step = 1
             if pidx[g] >= 0:
                 grad[pidx[g]] += scale[g] * 0.5 * siga * da
             g -= step
-            continue
-        if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:
-            _cx1_pair(psi, lam, row[0], _log2(row[2]))
-            g -= 1
             continue
         if pidx[g] >= 0:
             grad[pidx[g]] += scale[g] * generator_inner(lam, psi, kind, ints[g]).real

@@ -30,6 +30,7 @@ from ._kernels import (
     K_PHASE,
     K_ROT,
     K_SWAP,
+    K_X,
     build_diag,
 )
 from ._noise import (
@@ -587,6 +588,18 @@ class Program:
                                    dtype=np.bool_).reshape(self.kinds.size)
         return cache[bits]
 
+    @cached_property
+    def adjoint(self) -> Program:
+        """The same circuit in the row order the adjoint sweep fuses best (``_attach_cnots``:
+        each CNOT's target rotations just before it, eq. A10); ``self`` for density-matrix
+        programs. The forward pass keeps ``self``'s order."""
+        if self.n_channels:
+            return self
+        order = _attach_cnots(self.kinds, self.ints)
+        if order == list(range(self.kinds.size)):
+            return self
+        return Program(self.n_qubits, self.n_params, *(a[order] for a in self.arrays))
+
     def with_offsets(self, offset: np.ndarray) -> Program:
         """The same program with other fixed offsets (parameter shift)."""
         return Program(self.n_qubits, self.n_params, self.kinds, self.ints, self.mats, self.pidx,
@@ -643,6 +656,50 @@ def _pair_rotations(kinds, ints) -> list[int]:
         else:
             out.insert(partner + 1, i)
             paired.update((i, out[partner]))
+    return out
+
+
+def _cnot_target(kind: int, row) -> int:
+    """The target bit mask of a CNOT row whose control bit is above its target, else 0."""
+    cmask = row[2]
+    single = cmask and not cmask & (cmask - 1)
+    return 1 << row[0] if kind == K_X and single and cmask > 1 << row[0] else 0
+
+
+def _attach_cnots(kinds, ints) -> list[int]:
+    """A row order with the one-wire rotations on each CNOT's target moved to just before it.
+
+    A rotation commutes with every operation on other wires, so the last rotation (or adjacent
+    pair, see ``_pair_rotations``) on a CNOT's target may move forward past them to just before
+    the CNOT (searching at most ``PAIR_WINDOW`` rows back). The backward sweep then un-applies the
+    CNOT and takes the rotations' adjoint steps in one pass (``adjoint_sweep``, eq. A10); in a
+    hardware-efficient layer every CNOT of the ladder absorbs its target's RY·RZ pair. Only for
+    CNOTs whose control bit is above the target bit (the kernels' fused form).
+    """
+    out: list[int] = []
+    attached: set[int] = set()
+    for i, (kind, row) in enumerate(zip(kinds, ints)):
+        bit = _cnot_target(kind, row)
+        pos = len(out) - 1
+        while bit and pos >= max(0, len(out) - PAIR_WINDOW):
+            j = out[pos]
+            if _rot1_bit(kinds[j], ints[j]) == bit:
+                break
+            if _touched(kinds[j], ints[j]) & bit:
+                pos = -1
+                break
+            pos -= 1
+        else:
+            pos = -1
+        if bit and pos >= 0 and out[pos] not in attached:
+            start = pos
+            if pos > 0 and _rot1_bit(kinds[out[pos - 1]], ints[out[pos - 1]]) == bit:
+                start = pos - 1  # the pair's first row
+            group = out[start:pos + 1]
+            del out[start:pos + 1]
+            out.extend(group)
+            attached.update(group)
+        out.append(i)
     return out
 
 

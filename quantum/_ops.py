@@ -78,6 +78,7 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
 
         return _cuda.adjoint_vjp(program, theta, psi, psibar)
     grad = np.zeros(theta.shape, np.float64)
+    program = program.adjoint  # the sweep's fused row order (eq. A10)
     p = np.array(psi, np.complex128, copy=True)
     lam = psibar if own_psibar else np.array(psibar, np.complex128, copy=True)
     n_chan = program.n_channels
