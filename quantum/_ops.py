@@ -29,7 +29,7 @@ from ._model import Program
 class Static:
     """An opaque, non-differentiable bundle passed through ``custom_vjp`` (a pytree leaf)."""
 
-    __slots__ = ("program", "obs", "device", "square", "theta_traced", "single")
+    __slots__ = ("program", "obs", "device", "square", "theta_traced", "single", "fresh")
 
     def __init__(self, program: Program, obs=None, device: str = "cpu", square: bool = False,
                  theta_traced: bool = False, single: bool = False):
@@ -39,6 +39,7 @@ class Static:
         self.square = square
         self.theta_traced = theta_traced  # θ is traced: second order needs θ's cotangent
         self.single = single  # expval_p: one observable, its axis dropped from the output
+        self.fresh = False  # expval_p's residual: its saved Hψ is not swept yet (eq. A9)
 
 
 # ---------------------------------------------------------------------------- plain backends
@@ -362,30 +363,27 @@ def _drop_m(values, static):
     return values[..., 0] if static.single else values
 
 
-#: From this many amplitudes the three state vectors of a value and gradient (ψ, Hψ, ψ's swept
-#: copy) are one allocation: three separate ones, freed together, are returned to the OS by
-#: glibc's heap trimming and fault back in page by page on the next call (measured ≈ 1.4 ms of
-#: 11 ms at 16 qubits). Below it, separate buffers (less bookkeeping for small circuits).
-ONE_BLOCK_MIN_AMPS = 1 << 14
+def _hpsi_seeded(static) -> bool:
+    """Whether expval_p's forward rule keeps Hψ as the sweep's seed (one observable, CPU)."""
+    return len(static.obs) == 1 and static.device == "cpu"
 
 
 def _expval_fwd(theta, static):
-    if len(static.obs) > 1 or static.device != "cpu":
+    if not _hpsi_seeded(static):
         psi = forward_states(static.program, theta, static.device)
-        return _drop_m(observables_values(static.obs, psi), static), (theta, psi, None, static)
+        return _drop_m(observables_values(static.obs, psi), static), (theta, psi, static)
     # One observable (eq. A9): H ψ once, the value Re⟨ψ, Hψ⟩ from it, and H ψ kept as the
-    # backward sweep's seed (scaled by 2ḡ afterwards): no separate ⟨H⟩ pass.
-    dim = 1 << static.program.n_qubits
-    if dim >= ONE_BLOCK_MIN_AMPS:
-        work = np.empty((3,) + theta.shape[:-1] + (dim,), np.complex128)
-        psi = forward_states(static.program, theta, out=work[0])
-        hpsi, scratch = work[1], work[2]
-        hpsi[...] = 0.0
-    else:
-        psi = forward_states(static.program, theta)
-        hpsi, scratch = np.zeros_like(psi), None
-    values = _hpsi_values(static.obs, psi, hpsi)
-    return _drop_m(values, static), (theta, psi, [hpsi, scratch, True], static)
+    # backward sweep's seed (scaled by 2ḡ afterwards): no separate ⟨H⟩ pass. The three state
+    # vectors of a value and gradient (ψ, Hψ, ψ's swept copy) are one allocation: three separate
+    # ones, freed together, are returned to the OS by glibc's heap trimming and fault back in
+    # page by page on the next call (measured ≈ 1.4 ms of 11 ms at 16 qubits).
+    work = np.empty((3,) + theta.shape[:-1] + (1 << static.program.n_qubits,), np.complex128)
+    psi = forward_states(static.program, theta, out=work[0])
+    work[1] = 0.0
+    values = _hpsi_values(static.obs, psi, work[1])
+    res_static = Static(static.program, static.obs, single=static.single)
+    res_static.fresh = True
+    return _drop_m(values, static), (theta, work, res_static)
 
 
 def _hpsi_values(obs, psi, hpsi):
@@ -405,24 +403,28 @@ _HALF = np.array([0.5])  # ψ̄ = 2ḡHψ at ḡ = 1/2: Hψ
 
 
 def _expval_bwd(res, g):
-    theta, psi, work, static = res
+    theta, work, static = res
+    seeded = _hpsi_seeded(static)
+    psi = work[0] if seeded else work  # several observables: the residual is ψ itself
     if static.single:
         g = g[..., None]
     if not (_plain(g) and _plain(theta)):  # defensive: a traced cotangent takes the composed rules
         psibar = _pauli_bwd((psi, Static(None, static.obs)), g)[0]
         return _state_bwd((theta, psi, static), psibar)
     g = np.asarray(g, np.float64)
-    if work is None:
+    if not seeded:
         lam = observables_cotangent(static.obs, psi, g)
         return adjoint_vjp(static.program, theta, psi, lam, static.device, own_psibar=True), None
     # θ̄ is linear in ψ̄ = 2ḡHψ: sweep Hψ itself (in place), then scale θ̄ by 2ḡ. The sweep
     # overwrites Hψ, so a second call on the same residuals (ds.jacobian of a batch) rebuilds it.
-    hpsi, scratch, fresh = work
-    if not fresh:
-        hpsi[...] = 0.0
-        _hpsi_values(static.obs, psi, hpsi)
-    work[2] = False
-    grad = adjoint_vjp(static.program, theta, psi, hpsi, own_psibar=True, scratch=scratch)
+    if not static.fresh:
+        work[1] = 0.0
+        _hpsi_values(static.obs, psi, work[1])
+    static.fresh = False
+    grad = adjoint_vjp(static.program, theta, psi, work[1], own_psibar=True, scratch=work[2])
+    if g.ndim == 1:  # one θ: a scalar factor, in place
+        grad *= 2.0 * float(g[0])
+        return grad, None
     return grad * (2.0 * g), None
 
 
