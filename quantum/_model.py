@@ -32,6 +32,7 @@ from ._kernels import (
     K_SWAP,
     K_X,
     build_diag,
+    soa_rows_ok,
 )
 from ._noise import (
     CHANNEL_WIRES,
@@ -599,6 +600,12 @@ class Program:
         if order == list(range(self.kinds.size)):
             return self
         return Program(self.n_qubits, self.n_params, *(a[order] for a in self.arrays))
+
+    @cached_property
+    def soa_ok(self) -> bool:
+        """Whether every row is a one-wire rotation or a single-control CNOT: the programs the
+        split-complex adjoint sweep runs (``_kernels.adjoint_sweep_soa``, eq. A11)."""
+        return bool(soa_rows_ok(self.kinds, self.ints))
 
     def with_offsets(self, offset: np.ndarray) -> Program:
         """The same program with other fixed offsets (parameter shift)."""

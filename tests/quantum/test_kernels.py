@@ -191,6 +191,15 @@ def test_specialised_rotation_adjoint_kernels(first, second):
             K.adjoint_sweep(psi, lam, *pr.arrays, theta, grads[-1])
         np.testing.assert_allclose(psi, np.eye(2**n)[0], atol=1e-12)
         np.testing.assert_allclose(lam, dense.conj().T @ lam0, atol=1e-12)
+    for pr in (prog, prog.adjoint):  # split-complex (eq. A11)
+        assert pr.soa_ok
+        grads.append(np.zeros(prog.n_params))
+        p, lm = np.concatenate([dense[:, 0].real, dense[:, 0].imag]), np.empty(2**(n + 1))
+        K.split_complex(lam0, lm)
+        K.adjoint_sweep_soa(p, lm, *pr.arrays, theta, grads[-1])
+        np.testing.assert_allclose(p[:2**n] + 1j * p[2**n:], np.eye(2**n)[0], atol=1e-12)
+        np.testing.assert_allclose(lm[:2**n] + 1j * lm[2**n:], dense.conj().T @ lam0,
+                                   atol=1e-12)
     for gr in grads[1:]:
         np.testing.assert_allclose(gr, grads[0], atol=1e-12)
     # forward mode (tangent sweep, one pass per rotation): J·u against central differences
@@ -237,9 +246,16 @@ def test_cnot_fused_sweep_matches_unfused(seed):
     psi0, lam0 = P.random_state(n, rng), P.random_state(n, rng)
     ref = (psi0.copy(), lam0.copy(), np.zeros(prog.n_params))
     K.adjoint_sweep(*ref[:2], *prog.arrays, theta, ref[2])
-    for mode in ("plain", "split", "tiled"):
+    assert adj.soa_ok
+    for mode in ("plain", "split", "tiled", "soa"):
         psi, lam, grad = psi0.copy(), lam0.copy(), np.zeros(prog.n_params)
-        if mode == "split":
+        if mode == "soa":  # split-complex (eq. A11)
+            p, lm = np.empty(2 * psi.size), np.empty(2 * psi.size)
+            K.split_complex(psi, p)
+            K.split_complex(lam, lm)
+            K.adjoint_sweep_soa(p, lm, *adj.arrays, theta, grad)
+            psi, lam = p[:psi.size] + 1j * p[psi.size:], lm[:psi.size] + 1j * lm[psi.size:]
+        elif mode == "split":
             K.adjoint_sweep_split(psi, lam, *adj.arrays, theta, grad, adj.top_rows)
         elif mode == "tiled":
             K.adjoint_sweep_tiled(psi, lam, *adj.arrays, theta, grad, adj.low_rows(3), 8)
