@@ -41,7 +41,7 @@ def _check_theta(circuit: Circuit, theta, what: str):
         raise TypeError(f"{what}: circuit must be a quantum.Circuit; got {type(circuit).__name__}.")
     if theta is None:
         theta = np.zeros(0)
-    shape = np.shape(theta)
+    shape = theta.shape if _is_traced(theta) else np.shape(theta)  # no NumPy dispatch on tracers
     p = circuit.n_params
     if len(shape) not in (1, 2) or shape[-1] != p:
         raise ValueError(
@@ -172,7 +172,7 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
     if method == "adjoint" and not (_is_traced(theta) and _is_traced(theta._value)):
         # one primitive: three state vectors at the peak, one tape record
         out = expval_p(theta, Static(circuit.program, obs, device, single=single))
-        return float(out) if single and np.ndim(out) == 0 and not _is_traced(out) else out
+        return float(out) if single and not _is_traced(out) and np.ndim(out) == 0 else out
     static = Static(circuit.program, obs, device)
     if method == "adjoint":  # nested differentiation: the composed second-order rules
         out = pauli_p(state_p(theta, static), static)
