@@ -773,7 +773,33 @@ def adjoint_sweep_soa(p, lam, kinds, ints, mats, pidx, scale, offset, theta, gra
     single-control CNOTs only (:func:`soa_rows_ok`; eq. A11): the same fused steps (pairs
     eq. A7, Pauli-specialised eq. A8, CNOT absorbed eq. A10)."""
     n = p.size >> 1
+    _sweep_soa(p[:n], p[n:], lam[:n], lam[n:], kinds, ints, pidx, scale, offset, theta, grad)
+
+
+@njit(cache=True)
+def adjoint_sweep_soa_tiled(p, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, low,
+                            tile):
+    """:func:`adjoint_sweep_soa` cache-blocked as :func:`adjoint_sweep_tiled` (runs of rows on
+    bits below log2(tile) block by block)."""
+    n = p.size >> 1
     pr, pi, lr, li = p[:n], p[n:], lam[:n], lam[n:]
+    hi = kinds.size
+    while hi > 0:
+        lo = _run_start(low, hi)
+        if low[lo]:
+            for t in range(0, n, tile):
+                _sweep_soa(pr[t:t + tile], pi[t:t + tile], lr[t:t + tile], li[t:t + tile],
+                           kinds[lo:hi], ints[lo:hi], pidx[lo:hi], scale[lo:hi], offset[lo:hi],
+                           theta, grad)
+        else:
+            _sweep_soa(pr, pi, lr, li, kinds[lo:hi], ints[lo:hi], pidx[lo:hi], scale[lo:hi],
+                       offset[lo:hi], theta, grad)
+        hi = lo
+
+
+@njit(cache=True)
+def _sweep_soa(pr, pi, lr, li, kinds, ints, pidx, scale, offset, theta, grad):
+    """The body of :func:`adjoint_sweep_soa` on the four real arrays."""
     g = kinds.size - 1
     while g >= 0:
         row = ints[g]
@@ -1379,9 +1405,10 @@ def fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
 
 @njit(cache=True)
 def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
-    """:func:`_fused_axpy` (serial) with the diagonal and the one-wire X groups on bits below
-    log2(tile) taken block by block (cache blocking, as ``adjoint_sweep_tiled``): one pass over
-    ψ and out for all of them, then one pass per remaining group."""
+    """:func:`fused_axpy` (serial) with the diagonal and the one-wire X groups taken block by
+    block (cache blocking, as ``adjoint_sweep_tiled``): one pass over out for all of them (an X
+    on a bit below log2(tile) pairs amplitudes within the block, one above it adds the partner
+    block ψ[t ^ x:]), then one pass per remaining group."""
     for t in range(0, psi.size, tile):
         ps = psi[t:t + tile]
         po = out[t:t + tile]
@@ -1391,17 +1418,23 @@ def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
                 po[i] += (coef * diag[t + k]) * ps[i]
         for g in range(gx.size):
             x = gx[g]
-            if x < tile and (x & (x - 1)) == 0 and _pure_x(gstart[g], gstart[g + 1], tz):
+            if (x & (x - 1)) == 0 and _pure_x(gstart[g], gstart[g + 1], tz):
                 c = 0.0
                 for k in range(gstart[g], gstart[g + 1]):
                     c += tph[k].real
-                _x1_axpy(ps, po, x, coef * c)
+                if x < tile:
+                    _x1_axpy(ps, po, x, coef * c)
+                else:  # the partner block ψ[t ^ x : (t ^ x) + tile], the out block in cache
+                    src = psi[t ^ x:(t ^ x) + tile]
+                    for k in range(tile):
+                        i = uint64(k)
+                        po[i] += (coef * c) * src[i]
     for g in range(gx.size):
         x = gx[g]
         lo = gstart[g]
         hi = gstart[g + 1]
         pure = _pure_x(lo, hi, tz)
-        if x < tile and (x & (x - 1)) == 0 and pure:
+        if (x & (x - 1)) == 0 and pure:
             continue  # done block by block above
         if pure:
             c = 0.0
