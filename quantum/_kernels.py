@@ -1454,3 +1454,37 @@ def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
         for j in range(psi.size):
             src = j ^ x
             out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
+
+
+# ----------------------------------------------------------------------------- value and gradient
+#
+# One compiled call each for the two halves of a value and gradient of one observable (eq. A9,
+# A11) on a small state, where each kernel call costs ≈ 1 µs of argument handling: the forward
+# rule's ψ, Hψ and ⟨H⟩, and the backward rule's split copies and sweep. ``work`` is the
+# (3, 2**n) block of the three state vectors (ψ, Hψ, scratch).
+
+
+@njit(cache=True)
+def forward_hpsi(work, kinds, ints, mats, pidx, scale, offset, theta, diag, gx, gstart, tz, tph):
+    """work[0] <- ψ(θ) from |0…0⟩, work[1] <- Hψ; returns ⟨ψ|H|ψ⟩ = Re⟨ψ, Hψ⟩."""
+    psi = work[0]
+    hpsi = work[1]
+    psi[:] = 0.0
+    psi[0] = 1.0
+    hpsi[:] = 0.0
+    run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta)
+    fused_axpy(psi, hpsi, 1.0, diag, gx, gstart, tz, tph)
+    return re_vdot(psi, hpsi)
+
+
+@njit(cache=True)
+def adjoint_hpsi_soa(work, kinds, ints, mats, pidx, scale, offset, theta, grad, factor):
+    """grad <- factor · Re(J^H Hψ) for ψ = work[0], Hψ = work[1] by the split-complex sweep
+    (:func:`adjoint_sweep_soa`): Hψ split into work[2], then ψ into work[1]."""
+    lam = work[2].view(np.float64)
+    p = work[1].view(np.float64)
+    split_complex(work[1], lam)
+    split_complex(work[0], p)
+    adjoint_sweep_soa(p, lam, kinds, ints, mats, pidx, scale, offset, theta, grad)
+    for k in range(grad.size):
+        grad[k] *= factor

@@ -267,7 +267,17 @@ def test_fused_expval_backward_runs_again_on_the_same_residuals():
             thetas[b]), atol=1e-11)
         others = [r for r in range(3) if r != b]
         np.testing.assert_allclose(jac[b, others], 0.0, atol=1e-14)
-    value, back = ds.vjp(lambda t: expval(CIRCUIT, t, H), THETA)
-    first = back(1.0)[0]
-    np.testing.assert_allclose(back(-2.0)[0], -2.0 * first, atol=1e-12)
-    np.testing.assert_allclose(value, expval(CIRCUIT, THETA, H), atol=1e-12)
+    hea = Circuit(N)  # rotations and CNOTs only: the one-call split-complex path (eq. A11)
+    for w in range(N):
+        hea.ry(w).rz(w)
+    for w in range(N - 1):
+        hea.cnot(w, w + 1)
+    assert hea.program.adjoint.soa_ok
+    theta_hea = np.random.default_rng(8).uniform(-np.pi, np.pi, hea.n_params)
+    for c, theta in ((CIRCUIT, THETA), (hea, theta_hea)):
+        value, back = ds.vjp(lambda t, c=c: expval(c, t, H), theta)
+        first = back(1.0)[0]
+        np.testing.assert_allclose(back(-2.0)[0], -2.0 * first, atol=1e-12)
+        np.testing.assert_allclose(value, expval(c, theta, H), atol=1e-12)
+        g_ps = ds.grad(lambda t, c=c: expval(c, t, H, method="parameter-shift"))(theta)
+        np.testing.assert_allclose(first, g_ps, atol=1e-10)
