@@ -359,10 +359,11 @@ pauli_p.defvjp(_pauli_fwd, _pauli_bwd)
 #
 # ``expval_p = pauli_p ∘ state_p`` as one primitive, for θ traced by one level of differentiation
 # (``ds.grad``, ``ds.value_and_grad``, ``ds.jvp``, ``ds.jacobian``: the common case). Its backward
-# rule builds λ = 2 Σ_m ḡ_m H_m ψ in one buffer (``fused_axpy``) and sweeps it in place, so one
-# value and gradient holds three state vectors at the peak (ψ saved by the forward pass, its
-# copy swept back, λ) and records one tape entry instead of four. Nested differentiation (hessian)
-# goes through the composed primitives above, which carry the second-order rules.
+# rule builds λ = 2 Σ_m ḡ_m H_m ψ in one buffer (``fused_axpy``) and sweeps it in place (with one
+# observable the forward rule already made Hψ, eq. A9), so one value and gradient holds three
+# state vectors at the peak (ψ saved by the forward pass, its copy swept back, λ) and records one
+# tape entry instead of four. Nested differentiation (hessian) goes through the composed
+# primitives above, which carry the second-order rules.
 
 
 @ds.custom_vjp
