@@ -26,10 +26,10 @@ blocks with unsigned indices (vectorised by LLVM), two of them on one wire (adja
 specialised per Pauli in the adjoint and tangent sweeps (eq. A8); single-control CNOT as
 unit-stride swaps, on both states at once in the sweeps, and in the adjoint sweep absorbed into
 its target's rotation pass (eq. A10); for programs of rotations and CNOTs only, the adjoint sweep
-on split real/imaginary arrays (``adjoint_sweep_soa``, eq. A11); Hamiltonians fused (eq. P2: one cached
-diagonal for the Z-type terms, one sweep per distinct flip mask). With more than one Numba thread
-and states of at least :data:`PAR_MIN_AMPS` amplitudes, the sweeps run split by the top bit
-(``*_split``, eq. T1): two threads, one fork-join per run of rows rather than per gate.
+on split real/imaginary arrays (``adjoint_sweep_soa``, eq. A11); Hamiltonians fused (eq. P2: one
+cached diagonal for the Z-type terms, one sweep per distinct flip mask). With more than one Numba
+thread and states of at least :data:`PAR_MIN_AMPS` amplitudes, the sweeps run split by the top
+bit (``*_split``, eq. T1): two threads, one fork-join per run of rows rather than per gate.
 """
 
 from __future__ import annotations
