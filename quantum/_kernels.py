@@ -799,6 +799,30 @@ def adjoint_sweep_soa_tiled(p, lam, kinds, ints, mats, pidx, scale, offset, thet
         hi = lo
 
 
+@njit(cache=True, parallel=True)
+def adjoint_sweep_soa_split(p, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, top):
+    """:func:`adjoint_sweep_soa` on two threads: runs of rows off the top bit sweep the two
+    halves of the state independently (eq. T1), as :func:`adjoint_sweep_split` does for the
+    complex sweep; rows on the top bit run serially on the whole state."""
+    n = p.size >> 1
+    half = n >> 1
+    pr, pi, lr, li = p[:n], p[n:], lam[:n], lam[n:]
+    parts = np.zeros((2, grad.size))
+    hi = kinds.size
+    while hi > 0:
+        lo = _run_start(top, hi)
+        if top[lo]:
+            _sweep_soa(pr, pi, lr, li, kinds[lo:hi], ints[lo:hi], pidx[lo:hi], scale[lo:hi],
+                       offset[lo:hi], theta, grad)
+        else:
+            for h in prange(2):
+                a, b = h * half, (h + 1) * half
+                _sweep_soa(pr[a:b], pi[a:b], lr[a:b], li[a:b], kinds[lo:hi], ints[lo:hi],
+                           pidx[lo:hi], scale[lo:hi], offset[lo:hi], theta, parts[h])
+        hi = lo
+    grad += parts[0] + parts[1]
+
+
 @njit(cache=True)
 def _sweep_soa(pr, pi, lr, li, kinds, ints, pidx, scale, offset, theta, grad):
     """The body of :func:`adjoint_sweep_soa` on the four real arrays."""

@@ -90,14 +90,16 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     grad = np.zeros(theta.shape, np.float64)
     program = program.adjoint  # the sweep's fused row order (eq. A10)
     dim = psi.shape[-1]
-    if theta.ndim == 1 and program.soa_ok and not _par(dim):
+    if theta.ndim == 1 and program.soa_ok:
         # split-complex sweep (eq. A11): λ split into the scratch buffer, then ψ into λ's own
         # buffer when the caller gave it up: no more state vectors than the complex sweep.
         lam = np.empty(2 * dim) if scratch is None else scratch.view(np.float64)
         K.split_complex(psibar, lam)
         p = psibar.view(np.float64) if own_psibar else np.empty(2 * dim)
         K.split_complex(psi, p)
-        if dim >= K.TILE_MIN_AMPS:
+        if _par(dim):  # two threads on the halves (eq. T1)
+            K.adjoint_sweep_soa_split(p, lam, *program.arrays, theta, grad, program.top_rows)
+        elif dim >= K.TILE_MIN_AMPS:
             K.adjoint_sweep_soa_tiled(p, lam, *program.arrays, theta, grad,
                                       program.low_rows(K.TILE_BITS), 1 << K.TILE_BITS)
         else:
