@@ -784,7 +784,14 @@ def adjoint_sweep_soa_tiled(p, lam, kinds, ints, mats, pidx, scale, offset, thet
     """:func:`adjoint_sweep_soa` cache-blocked as :func:`adjoint_sweep_tiled` (runs of rows on
     bits below log2(tile) block by block)."""
     n = p.size >> 1
-    pr, pi, lr, li = p[:n], p[n:], lam[:n], lam[n:]
+    _sweep_soa_tiled(p[:n], p[n:], lam[:n], lam[n:], kinds, ints, pidx, scale, offset, theta,
+                     grad, low, tile)
+
+
+@njit(cache=True)
+def _sweep_soa_tiled(pr, pi, lr, li, kinds, ints, pidx, scale, offset, theta, grad, low, tile):
+    """The body of :func:`adjoint_sweep_soa_tiled` on the four real arrays."""
+    n = pr.size
     hi = kinds.size
     while hi > 0:
         lo = _run_start(low, hi)
@@ -800,10 +807,12 @@ def adjoint_sweep_soa_tiled(p, lam, kinds, ints, mats, pidx, scale, offset, thet
 
 
 @njit(cache=True, parallel=True)
-def adjoint_sweep_soa_split(p, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, top):
+def adjoint_sweep_soa_split(p, lam, kinds, ints, mats, pidx, scale, offset, theta, grad, top,
+                            low, tile):
     """:func:`adjoint_sweep_soa` on two threads: runs of rows off the top bit sweep the two
     halves of the state independently (eq. T1), as :func:`adjoint_sweep_split` does for the
-    complex sweep; rows on the top bit run serially on the whole state."""
+    complex sweep, each half cache-blocked as :func:`adjoint_sweep_soa_tiled` (``tile`` ≥ the
+    state size: no blocking); rows on the top bit run serially on the whole state."""
     n = p.size >> 1
     half = n >> 1
     pr, pi, lr, li = p[:n], p[n:], lam[:n], lam[n:]
@@ -817,8 +826,9 @@ def adjoint_sweep_soa_split(p, lam, kinds, ints, mats, pidx, scale, offset, thet
         else:
             for h in prange(2):
                 a, b = h * half, (h + 1) * half
-                _sweep_soa(pr[a:b], pi[a:b], lr[a:b], li[a:b], kinds[lo:hi], ints[lo:hi],
-                           pidx[lo:hi], scale[lo:hi], offset[lo:hi], theta, parts[h])
+                _sweep_soa_tiled(pr[a:b], pi[a:b], lr[a:b], li[a:b], kinds[lo:hi], ints[lo:hi],
+                                 pidx[lo:hi], scale[lo:hi], offset[lo:hi], theta, parts[h],
+                                 low[lo:hi], tile)
         hi = lo
     grad += parts[0] + parts[1]
 

@@ -98,7 +98,10 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
         p = psibar.view(np.float64) if own_psibar else np.empty(2 * dim)
         K.split_complex(psi, p)
         if _par(dim):  # two threads on the halves (eq. T1)
-            K.adjoint_sweep_soa_split(p, lam, *program.arrays, theta, grad, program.top_rows)
+            tiled = dim >= 2 * K.TILE_MIN_AMPS  # each half blocked once it leaves the cache
+            K.adjoint_sweep_soa_split(p, lam, *program.arrays, theta, grad, program.top_rows,
+                                      program.low_rows(K.TILE_BITS),
+                                      1 << K.TILE_BITS if tiled else dim)
         elif dim >= K.TILE_MIN_AMPS:
             K.adjoint_sweep_soa_tiled(p, lam, *program.arrays, theta, grad,
                                       program.low_rows(K.TILE_BITS), 1 << K.TILE_BITS)

@@ -247,7 +247,7 @@ def test_cnot_fused_sweep_matches_unfused(seed):
     ref = (psi0.copy(), lam0.copy(), np.zeros(prog.n_params))
     K.adjoint_sweep(*ref[:2], *prog.arrays, theta, ref[2])
     assert adj.soa_ok
-    for mode in ("plain", "split", "tiled", "soa", "soa-tiled", "soa-split"):
+    for mode in ("plain", "split", "tiled", "soa", "soa-tiled", "soa-split", "soa-split-tiled"):
         psi, lam, grad = psi0.copy(), lam0.copy(), np.zeros(prog.n_params)
         if mode.startswith("soa"):  # split-complex (eq. A11)
             p, lm = np.empty(2 * psi.size), np.empty(2 * psi.size)
@@ -255,8 +255,10 @@ def test_cnot_fused_sweep_matches_unfused(seed):
             K.split_complex(lam, lm)
             if mode == "soa":
                 K.adjoint_sweep_soa(p, lm, *adj.arrays, theta, grad)
-            elif mode == "soa-split":
-                K.adjoint_sweep_soa_split(p, lm, *adj.arrays, theta, grad, adj.top_rows)
+            elif mode.startswith("soa-split"):
+                tile = 8 if mode.endswith("tiled") else psi.size
+                K.adjoint_sweep_soa_split(p, lm, *adj.arrays, theta, grad, adj.top_rows,
+                                          adj.low_rows(3), tile)
             else:
                 K.adjoint_sweep_soa_tiled(p, lm, *adj.arrays, theta, grad, adj.low_rows(3), 8)
             psi, lam = p[:psi.size] + 1j * p[psi.size:], lm[:psi.size] + 1j * lm[psi.size:]
