@@ -161,6 +161,15 @@ HESTON_MAX_STEPS = 512
 
 
 @njit(cache=True)
+def heston_step(ls, v, z1, z2, dt, mu, kappa, theta, sigma, rho, rhob):
+    """One full-truncation Euler step of (ln S, v) on the normals (z1, z2) (Lord et al. 2010)."""
+    vp = max(v, 0.0)
+    sq = math.sqrt(vp * dt)
+    return (ls + (mu - 0.5 * vp) * dt + sq * z1,
+            v + kappa * (theta - vp) * dt + sigma * sq * (rho * z1 + rhob * z2))
+
+
+@njit(cache=True)
 def heston_path(seed, p, sign, spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho,
                 v0, w, n_steps):
     """Discounted European payoff of path ``p`` (normals times ``sign``), price only."""
@@ -175,10 +184,7 @@ def heston_path(seed, p, sign, spot, strike, expiry, rate, dividend, kappa, thet
         z2 = normal(key, 2 * k + 1)
         z1 *= sign
         z2 *= sign
-        vp = max(v, 0.0)
-        sq = math.sqrt(vp * dt)
-        ls += (mu - 0.5 * vp) * dt + sq * z1
-        v += kappa * (theta - vp) * dt + sigma * sq * (rho * z1 + rhob * z2)
+        ls, v = heston_step(ls, v, z1, z2, dt, mu, kappa, theta, sigma, rho, rhob)
     return math.exp(-rate * expiry) * max(w * (math.exp(ls) - strike), 0.0)
 
 
@@ -207,10 +213,7 @@ def heston_path_adjoint(seed, p, sign, spot, strike, expiry, rate, dividend, kap
         buf[0, k] = v
         buf[1, k] = z1
         buf[2, k] = z2
-        vp = max(v, 0.0)
-        sq = math.sqrt(vp * dt)
-        ls += (mu - 0.5 * vp) * dt + sq * z1
-        v += kappa * (theta - vp) * dt + sigma * sq * (rho * z1 + rhob * z2)
+        ls, v = heston_step(ls, v, z1, z2, dt, mu, kappa, theta, sigma, rho, rhob)
     disc = math.exp(-rate * expiry)
     s_t = math.exp(ls)
     h = max(w * (s_t - strike), 0.0)
