@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import diffsci as ds
-import diffsci.numpy as dnp
 from diffsci import fft as F
 from diffsci.testing import check_grads
 
@@ -199,8 +198,6 @@ def test_plain_calls_are_numpys():
     np.testing.assert_array_equal(F.irfft(XC, 7), np.fft.irfft(XC, 7))
 
 
-@pytest.mark.skipif(not hasattr(dnp, "fft"), reason="diffsci.numpy does not import diffsci.fft "
-                    "as its fft namespace yet, so np.fft calls on traced values do not dispatch")
 def test_numpy_fft_calls_on_traced_values_dispatch():
     x = XR
     want = ds.grad(lambda x: np.sum(np.abs(F.rfft(F.fftshift(x))) ** 2))(x)
