@@ -1416,27 +1416,30 @@ def fused_axpy(psi, out, coef, diag, gx, gstart, tz, tph):
         for j in range(psi.size):
             out[j] += (coef * diag[j]) * psi[j]
     for g in range(gx.size):
-        x = gx[g]
-        lo = gstart[g]
-        hi = gstart[g + 1]
-        if _pure_x(lo, hi, tz):
-            c = 0.0
-            for k in range(lo, hi):
-                c += tph[k].real
-            c *= coef
-            p = _log2(x & -x)
-            if x == (1 << p):
-                _x1_axpy(psi, out, x, c)
-                continue
-            for k in range(psi.size >> 1):
-                j = _insert0(k, p)
-                j2 = j ^ x
-                out[j] += c * psi[j2]
-                out[j2] += c * psi[j]
-            continue
-        for j in range(psi.size):
-            src = j ^ x
-            out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
+        _axpy_group(psi, out, coef, gx[g], gstart[g], gstart[g + 1], tz, tph)
+
+
+@njit(cache=True)
+def _axpy_group(psi, out, coef, x, lo, hi, tz, tph):
+    """out <- out + coef · (terms lo:hi of one flip-mask group x) ψ."""
+    if _pure_x(lo, hi, tz):
+        c = 0.0
+        for k in range(lo, hi):
+            c += tph[k].real
+        c *= coef
+        p = _log2(x & -x)
+        if x == (1 << p):
+            _x1_axpy(psi, out, x, c)
+            return
+        for k in range(psi.size >> 1):
+            j = _insert0(k, p)
+            j2 = j ^ x
+            out[j] += c * psi[j2]
+            out[j2] += c * psi[j]
+        return
+    for j in range(psi.size):
+        src = j ^ x
+        out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
 
 
 @njit(cache=True)
@@ -1467,29 +1470,9 @@ def fused_axpy_tiled(psi, out, coef, diag, gx, gstart, tz, tph, tile):
                         po[i] += (coef * c) * src[i]
     for g in range(gx.size):
         x = gx[g]
-        lo = gstart[g]
-        hi = gstart[g + 1]
-        pure = _pure_x(lo, hi, tz)
-        if (x & (x - 1)) == 0 and pure:
+        if (x & (x - 1)) == 0 and _pure_x(gstart[g], gstart[g + 1], tz):
             continue  # done block by block above
-        if pure:
-            c = 0.0
-            for k in range(lo, hi):
-                c += tph[k].real
-            c *= coef
-            p = _log2(x & -x)
-            if x == (1 << p):
-                _x1_axpy(psi, out, x, c)
-                continue
-            for k in range(psi.size >> 1):
-                j = _insert0(k, p)
-                j2 = j ^ x
-                out[j] += c * psi[j2]
-                out[j2] += c * psi[j]
-            continue
-        for j in range(psi.size):
-            src = j ^ x
-            out[j] += (coef * _group_coef(src, lo, hi, tz, tph)) * psi[src]
+        _axpy_group(psi, out, coef, x, gstart[g], gstart[g + 1], tz, tph)
 
 
 # ----------------------------------------------------------------------------- value and gradient
