@@ -13,6 +13,9 @@ spec.  The rest checks that plain ``import numpy as np`` code differentiates unc
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import os
+import pkgutil
 import warnings
 import zlib
 from collections.abc import Callable
@@ -437,6 +440,13 @@ SPECS = [
     S("linalg.vecdot", lambda a, b: dla.vecdot(a, b), (c23, c3)),
     S("linalg.matrix_transpose", lambda a: dla.matrix_transpose(a), (x23,)),
 ]
+
+# More specs live in sibling modules named ``specs_<area>.py``, each defining ``SPECS`` with the
+# samplers and ``Spec`` above (imported from this module); they join the table and the coverage
+# test.
+for _info in pkgutil.iter_modules([os.path.dirname(__file__)]):
+    if _info.name.startswith("specs_"):
+        SPECS += importlib.import_module(f"{__package__}.{_info.name}").SPECS
 
 
 def _gauge_free(usv):
