@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from . import _inplace
 from ._core import Dual, ForwardTrace, Tracer, _add, getval, is_tracer, record, top_trace
 from ._tree import _LEAF, _LEAF_TYPES, _NONE, _same, tree_flatten, tree_unflatten
 from ._tree import _LEAF_DEF as _LEAF_TREE
@@ -120,7 +121,8 @@ class custom_vjp:
                 vals.append(x)
                 parents.append(None)
         flat = len(vals) == len(args) and all(c.kind is _LEAF for c in in_tree.children)
-        out, res = self.fwd(*(vals if flat else tree_unflatten(in_tree, vals)))
+        out, res = self._pair(self.fwd(*(vals if flat else tree_unflatten(in_tree, vals))),
+                              "fwd", "(output, residuals)")
         out_leaves, out_tree = tree_flatten(out)
         self._check_fwd_traced(vals, out_leaves)
         self._check_not_captured(top, out_leaves, "fwd", "outputs")
@@ -151,24 +153,21 @@ class custom_vjp:
         for x in leaves:
             if type(x) is Dual and x._tape is top:
                 primals.append(x._value)
-                tangents.append(x._tangent)
+                tangents.append(_inplace.tangent(x))
             else:
                 primals.append(x)
                 tangents.append(None)
         if self.jvp is not None:
-            out, tout = self.jvp(tree_unflatten(in_tree, primals),
-                                 tree_unflatten(in_tree, tangents))
-            out_leaves, out_tree = tree_flatten(out)
-            t_leaves = tree_flatten(tout)[0]
+            out, tout = self._pair(self.jvp(tree_unflatten(in_tree, primals),
+                                            tree_unflatten(in_tree, tangents)),
+                                   "jvp", "(output, output tangent)")
+            out_leaves, out_tree, t_leaves = check_jvp_output(
+                f"custom_vjp {self.__name__}", out, tout)
             self._check_not_captured(top, out_leaves + t_leaves, "jvp", "outputs")
-            if len(t_leaves) != len(out_leaves):
-                raise TypeError(
-                    f"custom_vjp {self.__name__}: jvp returned {len(t_leaves)} tangent leaves "
-                    f"for {len(out_leaves)} output leaves"
-                )
             return tree_unflatten(out_tree, [o if t is None else Dual(o, t, top)
                                              for o, t in zip(out_leaves, t_leaves)])
-        out, res = self.fwd(*tree_unflatten(in_tree, primals))
+        out, res = self._pair(self.fwd(*tree_unflatten(in_tree, primals)), "fwd",
+                              "(output, residuals)")
         out_leaves, out_tree = tree_flatten(out)
         self._check_fwd_traced(primals, out_leaves)
         self._check_not_captured(top, out_leaves, "fwd", "outputs")
@@ -189,7 +188,8 @@ class custom_vjp:
                     self._no_forward(f"its bwd failed on a traced cotangent ({e})")
                 ) from e
             total = 0.0
-            for u, c in zip(tangents, self._cotangent_leaves(cts, in_tree)):
+            in_vals = [None if u is None else p for u, p in zip(tangents, primals)]
+            for u, c in zip(tangents, self._cotangent_leaves(cts, in_tree, in_vals)):
                 if u is None or c is None:
                     continue
                 if type(c) is not Tracer and np.any(getval(c) != 0):
@@ -246,12 +246,27 @@ class custom_vjp:
             f"(out, tangent_out)), or write bwd with NumPy calls on the cotangent."
         )
 
-    def _cotangent_leaves(self, cts, in_tree):
-        """Flatten bwd's tuple of per-argument cotangents to one entry per input leaf."""
+    def _pair(self, r, rule, what):
+        """``r`` unpacked as the pair a rule must return (a tuple or list of two)."""
+        if type(r) not in (tuple, list) or len(r) != 2:
+            got = (f"a {type(r).__name__} of length {len(r)}" if type(r) in (tuple, list)
+                   else _describe(r))
+            raise TypeError(
+                f"custom_vjp {self.__name__}: its {rule} must return a pair {what} (a tuple of "
+                f"two), got {got}"
+            )
+        return r
+
+    def _cotangent_leaves(self, cts, in_tree, in_vals=None):
+        """Flatten bwd's tuple of per-argument cotangents to one entry per input leaf.
+
+        ``in_vals`` (one value per input leaf, None for a leaf not being differentiated) is
+        what each cotangent is checked against: its shape and a float/complex dtype kind (a
+        complex cotangent only for a complex argument)."""
         if not isinstance(cts, tuple):
             raise TypeError(
                 f"custom_vjp {self.__name__}: bwd must return a tuple with one cotangent per "
-                f"positional argument, got {type(cts).__name__}"
+                f"positional argument, got {_describe(cts)}"
             )
         nargs = len(in_tree.children)
         if len(cts) != nargs:
@@ -260,36 +275,42 @@ class custom_vjp:
                 f"{nargs} argument(s)"
             )
         ct_leaves = []
-        for sub, c in zip(in_tree.children, cts):
+        for k, (sub, c) in enumerate(zip(in_tree.children, cts)):
             if c is None:
                 ct_leaves.extend([None] * sub.num_leaves)
-            elif sub.kind is _LEAF and type(c) in _LEAF_TYPES:  # an array for an array
-                ct_leaves.append(c)
+                continue
+            if sub.kind is _LEAF and type(c) in _LEAF_TYPES:  # an array for an array
+                part = [c]
             else:
                 cl, ctree = tree_flatten(c)
-                if ctree == sub:
-                    ct_leaves.extend(cl)
-                    continue
-                out = _match_with_nones(ctree, sub, iter(cl))
-                if out is None:
+                part = cl if ctree == sub else _match_with_nones(ctree, sub, iter(cl))
+                if part is None:
                     raise TypeError(
-                        f"custom_vjp {self.__name__}: a cotangent has structure {ctree!r}, "
-                        f"expected {sub!r} (the argument's structure; None may stand for "
-                        f"any part with no cotangent)"
+                        f"custom_vjp {self.__name__}: bwd's cotangent for argument {k} has "
+                        f"structure {ctree!r}, expected {sub!r} (the argument's structure; "
+                        f"None may stand for any part with no cotangent)"
                     )
-                ct_leaves.extend(out)
+            if in_vals is not None:
+                first = len(ct_leaves)
+                for j, ct in enumerate(part):
+                    v = in_vals[first + j]
+                    if ct is not None and v is not None:
+                        where = f"argument {k}" + (f" (leaf {j} of its pytree)"
+                                                   if sub.num_leaves > 1 else "")
+                        _check_like(f"custom_vjp {self.__name__}: bwd's cotangent", where, ct,
+                                    v, "cotangent")
+            ct_leaves.extend(part)
         return ct_leaves
 
     def _back_one(self, grads, owned, g, rec):
         """Backward of a call with a single array output (its record is the output)."""
-        self._pull(grads, owned, (g,), (rec._value,), rec._parents, rec._args, rec._kwargs,
-                   _LEAF_TREE)
+        self._pull(grads, owned, (g,), (rec._value,), rec, rec._args, rec._kwargs, _LEAF_TREE)
 
     def _back(self, grads, owned, g, rec):
         in_tree, out_tree = rec._kwargs
-        self._pull(grads, owned, g, rec._value, rec._parents, rec._args, in_tree, out_tree)
+        self._pull(grads, owned, g, rec._value, rec, rec._args, in_tree, out_tree)
 
-    def _pull(self, grads, owned, g, out_leaves, parents, res, in_tree, out_tree):
+    def _pull(self, grads, owned, g, out_leaves, rec, res, in_tree, out_tree):
         gs = []
         for c, o in zip(g, out_leaves):
             ov = getval(o)
@@ -303,7 +324,10 @@ class custom_vjp:
                 c = np.real(c)
             gs.append(c)
         cts = self.bwd(res, gs[0] if out_tree is _LEAF_TREE else tree_unflatten(out_tree, gs))
-        ct_leaves = self._cotangent_leaves(cts, in_tree)
+        parents = rec._parents
+        recs = rec._tape.records  # the arguments' records: what the cotangents must look like
+        ct_leaves = self._cotangent_leaves(
+            cts, in_tree, [None if p is None else recs[p]._value for p in parents])
         for p, c in zip(parents, ct_leaves):
             if p is not None and c is not None:
                 _add(grads, owned, p, c)
@@ -340,6 +364,67 @@ def _match_with_nones(ctree, sub, it):
             return None
         out.extend(part)
     return out
+
+
+def _describe(x):
+    """A short description of a value for error messages: its type, shape and dtype."""
+    v = getval(x)
+    dt = getattr(v, "dtype", None)
+    if dt is not None:
+        return f"a {type(v).__name__} of shape {np.shape(v)} and dtype {dt}"
+    return f"a {type(v).__name__}"
+
+
+def _kind(x):
+    """The dtype kind of a numeric value ('f', 'c', 'i', 'b' ...), or None if not numeric."""
+    v = getval(x)
+    dt = getattr(v, "dtype", None)
+    if dt is not None:
+        return dt.kind
+    if isinstance(v, (bool, int, float, complex)):
+        return np.result_type(v).kind
+    return None
+
+
+def _check_like(who, where, c, v, what):
+    """Check a cotangent (tangent) ``c`` against the value ``v`` it belongs to: numeric, of
+    ``v``'s shape, float or complex, and real where ``v`` is real."""
+    kind = _kind(c)
+    if kind is None:
+        raise TypeError(f"{who} for {where} is {_describe(c)}; expected an array shaped like "
+                        f"the value ({np.shape(getval(v))}), or None for a zero {what}")
+    cshape, vshape = np.shape(getval(c)), np.shape(getval(v))
+    if cshape != vshape:
+        raise ValueError(f"{who} for {where} has shape {cshape}; expected {vshape}, the "
+                         f"shape of the value it belongs to (a {what} is not broadcast)")
+    vkind = _kind(v)
+    if kind not in "fc":
+        raise TypeError(f"{who} for {where} has dtype {np.result_type(getval(c))}; expected "
+                        f"a float{' or complex' if vkind == 'c' else ''} {what}")
+    if kind == "c" and vkind != "c":
+        raise TypeError(f"{who} for {where} is complex, but the value it belongs to is real "
+                        f"(dtype {np.result_type(getval(v))}); return a real {what} (its real "
+                        f"part, if the imaginary part means nothing)")
+
+
+def check_jvp_output(who, out, tout):
+    """Leaves of a forward rule's ``(out, tout)``: ``(out_leaves, out_tree, tangent_leaves)``,
+    the tangents checked against the outputs (one per output leaf, None or shaped like it,
+    real for a real output).  ``who`` names the rule in the errors ("custom_jvp f")."""
+    out_leaves, out_tree = tree_flatten(out)
+    if tout is None and len(out_leaves) == 1:
+        return out_leaves, out_tree, [None]
+    t_leaves, t_tree = tree_flatten(tout)
+    if len(t_leaves) != len(out_leaves):
+        raise TypeError(
+            f"{who}: its jvp rule returned {len(t_leaves)} tangent leaves for "
+            f"{len(out_leaves)} output leaves (the tangent must be shaped like the output: "
+            f"structure {out_tree!r}, got {t_tree!r})"
+        )
+    for j, (o, t) in enumerate(zip(out_leaves, t_leaves)):
+        if t is not None and _kind(o) in ("f", "c"):
+            _check_like(f"{who}: its jvp rule's tangent", f"output leaf {j}", t, o, "tangent")
+    return out_leaves, out_tree, t_leaves
 
 
 def _is_numeric(x):

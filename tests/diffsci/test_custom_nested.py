@@ -424,3 +424,43 @@ def test_bwd_returning_none_for_a_used_argument_is_caught_by_check_grads():
     assert not np.allclose(ds.hessian(f)(X0), ds.hessian(bwd_call_np)(X0))
     with pytest.raises(AssertionError, match="VJP of VJP"):
         check_grads(f, (X0,), order=2, modes=("rev",))
+
+
+def test_misuse_in_a_rule_reached_only_at_second_order_raises():
+    # sin2-like: bwd calls a linear custom_vjp whose own bwd returns a cotangent of the wrong
+    # shape for x; first order never runs that bwd, second order (any mode) must not silently
+    # broadcast it.
+    @ds.custom_vjp
+    def cosmul_bad(g, x):
+        return g * np.cos(x)
+
+    cosmul_bad.defvjp(lambda g, x: (cosmul_bad(g, x), (g, x)),
+                      lambda r, t: (cosmul_bad(t, r[1]), np.sum(-t * r[0] * np.sin(r[1]))))
+
+    @ds.custom_vjp
+    def s(x):
+        return np.sin(x)
+
+    s.defvjp(lambda x: (s(x), (x,)), lambda r, g: (cosmul_bad(g, r[0]),))
+
+    def f(x):
+        return np.sum(s(x) ** 2 * x)
+
+    np.testing.assert_allclose(ds.grad(f)(X0), ds.grad(bwd_call_np)(X0), rtol=1e-12)
+    for d in (ds.hessian(f), ds.hessian(f, mode="fwd"),
+              lambda x: ds.grad(lambda t: ds.grad(f)(x * t)[0])(1.0)):
+        with pytest.raises(ValueError, match=r"custom_vjp cosmul_bad: bwd's cotangent for "
+                                             r"argument 1 has shape \(\); expected \(3,\)"):
+            d(X0)
+
+
+def test_fwd_not_a_pair_under_nesting_raises():
+    @ds.custom_vjp
+    def f(x):
+        return np.sin(x)
+
+    f.defvjp(lambda x: np.stack([f(x), np.cos(x)]), lambda r, g: (g * r,))
+    for d in (ds.grad(lambda x: np.sum(f(x))), ds.hessian(lambda x: np.sum(f(x))),
+              ds.hessian(lambda x: np.sum(f(x)), mode="fwd")):
+        with pytest.raises(TypeError, match="custom_vjp f: its fwd must return a pair"):
+            d(np.array([0.1, 0.4]))
