@@ -176,6 +176,7 @@ def test_fwd_not_returning_a_pair_raises(what, fwd):
     for how, thunk in _differentiations(f):
         with pytest.raises(TypeError, match=r"custom_vjp f: its fwd must return a pair"):
             thunk()
+            pytest.fail(f"no error under {how}")
 
 
 def _good_jvp(p, t):
