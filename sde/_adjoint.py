@@ -28,7 +28,7 @@ import diffsci as ds
 
 from ._grid import Grid
 from ._model import Calculus, Noise
-from ._solve import solve
+from ._solve import check_not_captured, solve
 
 __all__ = ["ito_correction", "stratonovich_drift", "stochastic_adjoint_solve"]
 
@@ -74,17 +74,26 @@ def _augmented(sde, t, dt, dW, y, a, params):
     return dy, -vy, ds.tree_map(lambda v: -v, vp)
 
 
-def stochastic_adjoint_solve(sde, solver, grid: Grid):
-    """A ``custom_vjp`` function ``(y0, params) -> ys`` differentiated by the stochastic adjoint."""
+def stochastic_adjoint_solve(sde, solver, grid: Grid, level: int = 0):
+    """A ``custom_vjp`` function ``(y0, params) -> ys`` differentiated by the stochastic adjoint.
+
+    ``level`` is the trace level of sdeint's ``y0`` and ``params``: a forward output traced at
+    that level or above comes from a value the drift or diffusion closes over, which this
+    adjoint cannot differentiate, and is refused (:func:`sde._solve.check_not_captured`)."""
     times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
     save_set = {int(i): n for n, i in enumerate(grid.save)}
 
+    def forward(y0, params):
+        ys = solve(sde, solver, grid, y0, params)
+        check_not_captured(ys, level, "stochastic")
+        return ys
+
     @ds.custom_vjp
     def run(y0, params):
-        return solve(sde, solver, grid, y0, params)
+        return forward(y0, params)
 
     def fwd(y0, params):
-        ys = solve(sde, solver, grid, y0, params)
+        ys = forward(y0, params)
         return ys, (ys, params)
 
     def bwd(res, gys):

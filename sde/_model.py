@@ -57,6 +57,11 @@ class Adjoint(enum.Enum):
       the backprop gradient to round-off at O(1) memory in steps.
     * ``STOCHASTIC``: the stochastic adjoint of Li et al. (2020), a backward Stratonovich SDE
       for the adjoint state (optimise-then-discretise: agrees with backprop as dt → 0).
+
+    Every method differentiates ``y0`` and ``params``. Values that drift and diffusion close
+    over are differentiated by ``BACKPROP`` only; the others refuse them with a ValueError
+    (pass them in ``params``) — ``REVERSIBLE`` and ``STOCHASTIC`` accept those traced by an
+    outer differentiation (grad of grad), ``CHECKPOINT`` none.
     """
 
     BACKPROP = "backprop"

@@ -18,15 +18,20 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import getval
 
 from ._grid import Grid
-from ._solve import check_finite
+from ._solve import check_finite, check_not_captured
 
 __all__ = ["reversible_solve"]
 
 
-def reversible_solve(sde, solver, grid: Grid):
-    """A ``custom_vjp`` function ``(y0, params) -> ys`` for reversible Heun on ``grid``."""
+def reversible_solve(sde, solver, grid: Grid, level: int = 0):
+    """A ``custom_vjp`` function ``(y0, params) -> ys`` for reversible Heun on ``grid``.
+
+    ``level`` is the trace level of sdeint's ``y0`` and ``params``: a forward output traced at
+    that level or above comes from a value the drift or diffusion closes over, which this
+    adjoint cannot differentiate, and is refused (:func:`sde._solve.check_not_captured`)."""
     times = grid.times.tolist()  # Python floats: weak scalars keep float32 states float32
 
     def forward(y0, params):
@@ -39,7 +44,9 @@ def reversible_solve(sde, solver, grid: Grid):
             check_finite(y, times[k + 1])
             if k + 1 in save_set:
                 ys.append(y)
-        return np.stack(ys), (y, state)
+        ys = np.stack(ys)
+        check_not_captured(ys, level, "reversible")
+        return ys, (y, state)
 
     save_set = {int(i): n for n, i in enumerate(grid.save)}
 
@@ -68,7 +75,7 @@ def reversible_solve(sde, solver, grid: Grid):
         n = grid.n_steps
         a_y = gys[-1]
         a_z, a_f, a_g = np.zeros_like(z), np.zeros_like(fz), np.zeros_like(gz)
-        a_p = [np.zeros_like(np.asarray(v, dtype=float)) for v in leaves]
+        a_p = [np.zeros(np.shape(getval(v))) for v in leaves]  # plain: traced leaves (2nd order)
         _, back_f = ds.pullback(fg(times[n], treedef), z, *leaves)  # (R2)'s VJP at z_N
         for k in range(n - 1, -1, -1):
             dW, _ = grid.noise(k)

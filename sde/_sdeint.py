@@ -17,22 +17,48 @@ from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
 from ._grid import Grid, make_grid
 from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise, as_enum
 from ._reversible import reversible_solve
-from ._solve import solve, solve_checkpointed
+from ._solve import closure_error, solve, solve_checkpointed, trace_level
 from ._solvers import SOLVERS, AbstractSolver, Method
 
 __all__ = ["sdeint"]
 
 
-# How each Adjoint is run: (sde, solver, grid, snapshots) -> a function (y0, params) -> ys,
-# differentiated by that method. One line per gradient method.
+# How each Adjoint is run: (sde, solver, grid, snapshots, level) -> a function
+# (y0, params) -> ys, differentiated by that method (level: the trace level of y0 and params,
+# for the closure checks). One line per gradient method.
 _GRADIENT_METHODS = {
-    Adjoint.BACKPROP: lambda sde, solver, grid, _: partial(solve, sde, solver, grid),
-    Adjoint.CHECKPOINT: lambda sde, solver, grid, snapshots: (
-        lambda y0, params: solve_checkpointed(sde, solver, grid, y0, params, snapshots)),
-    Adjoint.REVERSIBLE: lambda sde, solver, grid, _: reversible_solve(sde, solver, grid),
-    Adjoint.STOCHASTIC: lambda sde, solver, grid, _: stochastic_adjoint_solve(sde, solver, grid),
+    Adjoint.BACKPROP: lambda sde, solver, grid, _, __: partial(solve, sde, solver, grid),
+    Adjoint.CHECKPOINT: lambda sde, solver, grid, snapshots, level: (
+        lambda y0, params: solve_checkpointed(sde, solver, grid, y0, params, snapshots, level)),
+    Adjoint.REVERSIBLE: lambda sde, solver, grid, _, level: reversible_solve(sde, solver, grid,
+                                                                             level),
+    Adjoint.STOCHASTIC: lambda sde, solver, grid, _, level: stochastic_adjoint_solve(
+        sde, solver, grid, level),
 }
 assert set(_GRADIENT_METHODS) == set(Adjoint), "every Adjoint needs a row"
+
+# Which values traced by a differentiation each method differentiates when the drift or
+# diffusion close over them (y0 and params: always, by every method):
+#   "all":   any (the steps are recorded on the caller's trace);
+#   "outer": only those of an outer differentiation (grad of grad: the method's rule is itself
+#            differentiated); one traced with y0 and params, or with neither traced, is refused;
+#   "none":  none (diffsci.checkpointed_loop refuses closures at every level); refused.
+_CLOSURES = {
+    Adjoint.BACKPROP: "all",
+    Adjoint.CHECKPOINT: "none",
+    Adjoint.REVERSIBLE: "outer",
+    Adjoint.STOCHASTIC: "outer",
+}
+assert set(_CLOSURES) == set(Adjoint), "every Adjoint needs a row"
+
+
+def _check_closures(adjoint: Adjoint, closure_level: int, level: int) -> None:
+    """Refuse, before solving, a closed-over traced value the method cannot differentiate
+    (``closure_level``: the trace level of drift/diffusion at (t0, plain y0, plain params);
+    ``level``: that of y0 and params). The solvers re-check the whole solve's output."""
+    rule = _CLOSURES[adjoint]
+    if closure_level and (rule == "none" or (rule == "outer" and closure_level >= max(level, 1))):
+        raise closure_error(adjoint.value)
 
 
 def _plain(tree):
@@ -61,14 +87,17 @@ def _resolve_solver(method, sde: SDE, adjoint: Adjoint) -> AbstractSolver:
 
 
 def _check_outputs(sde, y0, params, t0):
-    """Evaluate drift and diffusion once at (t0, y0); return the Brownian dimension m."""
+    """Evaluate drift and diffusion once at (t0, y0) (plain values); return the Brownian
+    dimension m and the trace level of the outputs (> 0: they close over a traced value)."""
     batch, d = y0.shape
-    f = np.asarray(getval(sde.f(t0, y0, params)))
+    f_out, g_out = sde.f(t0, y0, params), sde.g(t0, y0, params)
+    closure_level = trace_level((f_out, g_out))
+    f = np.asarray(getval(f_out))
     if f.shape != y0.shape:
         raise ValueError(
             f"sdeint: drift returned shape {f.shape}, expected y0's shape {y0.shape} (batch, d)"
         )
-    g = np.asarray(getval(sde.g(t0, y0, params)))
+    g = np.asarray(getval(g_out))
     if sde.noise in (Noise.DIAGONAL, Noise.SCALAR):
         if g.shape != y0.shape:
             raise ValueError(
@@ -80,7 +109,7 @@ def _check_outputs(sde, y0, params, t0):
             f"sdeint: diffusion returned shape {g.shape}; {sde.noise.value} noise needs "
             f"(batch, d, m) = ({batch}, {d}, m) for y0 of shape {y0.shape}"
         )
-    return sde.brownian_dim(d, g.shape)
+    return sde.brownian_dim(d, g.shape), closure_level
 
 
 def _error_estimate(value, solver) -> ErrorEstimate:
@@ -176,8 +205,11 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
             has no batch axis).
         ts: the save times, a strictly increasing 1-D array (at least 2).
         params: a pytree passed to drift and diffusion; differentiated with every adjoint.
-            (Values the functions close over are differentiated only with ``BACKPROP`` and
-            ``CHECKPOINT``.)
+            Values the functions *close over* are differentiated only with ``"backprop"``;
+            ``"checkpoint"``, ``"reversible"`` and ``"stochastic"`` refuse a closed-over
+            value being differentiated (ValueError: pass it inside ``params``), except, for
+            ``"reversible"`` and ``"stochastic"``, one traced by an outer differentiation
+            (grad of grad). Never a silently zero gradient.
         method: a :class:`Method`, its string, or a solver instance. Default: reversible Heun
             for ``adjoint="reversible"``, SRA1 for additive noise, else Euler (Itô) or Heun
             (Stratonovich).
@@ -209,7 +241,8 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
 
     Raises:
         ValueError: bad ts, dt, y0 shape, drift/diffusion output shape (both shapes named),
-            Brownian shape or span, or a solver that does not support the SDE's noise/calculus.
+            Brownian shape or span, or a solver that does not support the SDE's noise/calculus;
+            a closed-over value being differentiated with an adjoint that cannot (see params).
         FloatingPointError: the state became non-finite (names the time and the path).
         RuntimeError: adaptive stepping fell below ``dt_min`` or exceeded ``max_steps``.
 
@@ -247,7 +280,9 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         )
     solver = _resolve_solver(method, sde, adjoint)
     t0 = float(ts[0])
-    m = _check_outputs(sde, _plain(y0), _plain(params), t0)
+    m, closure_level = _check_outputs(sde, _plain(y0), _plain(params), t0)
+    level = trace_level((y0, params))
+    _check_closures(adjoint, closure_level, level)
     batch = np.shape(getval(y0))[0]
     if brownian is not None:
         if not isinstance(brownian, AbstractBrownian):
@@ -284,6 +319,6 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
                                       _noise_dtype(y0))
         _check_resolution(brownian, times)
     grid = Grid(times, save, brownian, solver.needs_levy_area)
-    run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots)
+    run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots, level)
     ys = run(y0, params)
     return ys[:, 0] if squeeze else ys
