@@ -314,3 +314,15 @@ defjvp(W.cumsum, _linear(W.cumsum))
 defjvp(W.cumprod, _cumprod_jvp)
 
 from . import _jvps_linalg, _jvps_shape  # noqa: E402, F401  shape, product and linalg rules
+
+
+# ---------------------------------------------------------------- convolution
+def _register_conv():
+    from ._more import _conv_full_p
+    # Bilinear: the tangent of each operand convolved with the other.
+    defjvp(_conv_full_p,
+           lambda t, ans, a, v, how="numpy": _conv_full_p(t, v, how=how),
+           lambda t, ans, a, v, how="numpy": _conv_full_p(a, t, how=how))
+
+
+_register_conv()

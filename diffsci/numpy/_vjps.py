@@ -433,3 +433,25 @@ defvjp(W.cumsum, _cumsum_vjp)
 defvjp(W.cumprod, _cumprod_vjp)
 
 from . import _vjps_shape  # noqa: E402, F401  shape, indexing and product rules
+
+
+# ---------------------------------------------------------------- convolution
+def _conv_adjoint(argnum):
+    """Cotangent of operand ``argnum`` of the full N-d convolution y = a * v
+    (DERIVATIONS.md §Convolution): x̄ = (g * conj(flip(w)))[m-1 : m-1+n] along every axis,
+    where w (shape m) is the other operand and x (shape n) this one."""
+    def adjoint(g, ans, a, v, how="numpy"):
+        from ._more import _conv_full_p
+        x, w = (a, v) if argnum == 0 else (v, a)
+        full = _conv_full_p(g, np.conj(np.flip(w)), how=how)
+        out = full[tuple(slice(m - 1, m - 1 + n) for m, n in zip(np.shape(w), np.shape(x)))]
+        return np.real(out) if np.iscomplexobj(out) and not np.iscomplexobj(x) else out
+    return adjoint
+
+
+def _register_conv():
+    from ._more import _conv_full_p
+    defvjp(_conv_full_p, _conv_adjoint(0), _conv_adjoint(1))
+
+
+_register_conv()
