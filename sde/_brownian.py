@@ -133,8 +133,9 @@ class AbstractBrownian(abc.ABC):
             ValueError: this source does not generate it.
         """
         raise ValueError(
-            f"{type(self).__name__} does not generate space-time Lévy area (needed by SRA1); "
-            f"use BrownianPath(..., levy_area=True) on the solver's grid, or let sdeint make one"
+            f"{type(self).__name__} does not generate space-time Lévy area (needed by the "
+            f"SRA1 and SRI solvers); use BrownianPath(..., levy_area=True) on the solver's "
+            f"grid, or let sdeint make one"
         )
 
 

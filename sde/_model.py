@@ -98,8 +98,9 @@ def as_enum(kind: type[enum.Enum], value: Any, argument: str) -> enum.Enum:
             if member.value == key or member.name.lower() == key:
                 return member
     accepted = ", ".join(repr(m.value) for m in kind)
+    article = "an" if kind.__name__[0].lower() in "aeiou" else "a"
     raise ValueError(
-        f"{argument} must be a {kind.__name__} or one of {accepted}, got {value!r}"
+        f"{argument} must be {article} {kind.__name__} or one of {accepted}, got {value!r}"
     )
 
 

@@ -46,19 +46,32 @@ def _ou(y0, theta, mu, sigma, dt, dW):
 
 
 def _ou_fwd(y0, theta, mu, sigma, dt, dW):
+    _plain_inputs("ou_paths", y0, theta, mu, sigma)
     y = _kernels.ou_euler(y0, float(theta), float(mu), float(sigma), dt, dW)
     return y, (y, float(theta), float(mu), float(sigma), dt, dW)
+
+
+def _first_order_error(who):
+    return NotImplementedError(
+        f"{who}: the hand-written adjoint kernel is reverse mode, first order only; for "
+        f"forward mode or higher derivatives use sde.sdeint (plain NumPy steps)"
+    )
 
 
 def _plain_cotangent(g, who):
     """The kernels' adjoints are first-order only: refuse a traced cotangent (forward mode or
     second order would otherwise get a silently zero derivative)."""
     if ds.extend.is_tracer(g):
-        raise NotImplementedError(
-            f"{who}: the hand-written adjoint kernel is reverse mode, first order only; for "
-            f"forward mode or higher derivatives use sde.sdeint (plain NumPy steps)"
-        )
+        raise _first_order_error(who)
     return np.asarray(g, dtype=np.float64)
+
+
+def _plain_inputs(who, *values):
+    """A fwd rule that receives values traced by an outer differentiation (grad of grad,
+    hessian, jvp of grad) is asked for a higher derivative: refuse it like a traced cotangent
+    (the kernel runs on plain values)."""
+    if any(ds.extend.is_tracer(v) for v in values):
+        raise _first_order_error(who)
 
 
 def _ou_bwd(res, g):
@@ -115,6 +128,7 @@ def _gbm(y0, mu, sigma, t, W):
 
 
 def _gbm_fwd(y0, mu, sigma, t, W):
+    _plain_inputs("gbm_paths", y0, mu, sigma)
     y = _kernels.gbm_exact(y0, float(mu), float(sigma), t, W)
     return y, (y, y0, float(mu), float(sigma), t, W)
 
@@ -180,6 +194,7 @@ def _cir(y0, kappa, theta, sigma, dt, dW):
 
 
 def _cir_fwd(y0, kappa, theta, sigma, dt, dW):
+    _plain_inputs("cir_paths", y0, kappa, theta, sigma)
     y = _kernels.cir_euler(y0, float(kappa), float(theta), float(sigma), dt, dW)
     return y, (y, float(kappa), float(theta), float(sigma), dt, dW)
 
@@ -245,6 +260,7 @@ def _heston(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
 
 
 def _heston_fwd(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ):
+    _plain_inputs("heston_paths", s0, v0, mu, kappa, theta, xi, rho)
     p = tuple(map(float, (mu, kappa, theta, xi, rho)))
     S, V = _kernels.heston_euler(s0, v0, *p, dt, dW1, dZ)
     return (S, V), (S, V, p, dt, dW1, dZ)
@@ -322,6 +338,7 @@ def _langevin(x0, v0, a, b, gamma, sigma, dt, dW):
 
 
 def _langevin_fwd(x0, v0, a, b, gamma, sigma, dt, dW):
+    _plain_inputs("langevin_paths", x0, v0, a, b, gamma, sigma)
     p = tuple(map(float, (a, b, gamma, sigma)))
     X, V = _kernels.langevin_euler(x0, v0, *p, dt, dW)
     return (X, V), (X, V, p, dt, dW)

@@ -301,7 +301,12 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
                 f"ts = [{ts[0]}, {ts[-1]}]"
             )
         if solver.needs_levy_area and not brownian.has_levy_area:
-            brownian.levy_area(ts[0], ts[-1])  # raises the explanatory error
+            raise ValueError(
+                f"sdeint: method {solver.method.value!r} needs the space-time Lévy area of each "
+                f"step, which brownian ({type(brownian).__name__}) does not generate; pass "
+                f"BrownianPath(..., levy_area=True) on the solver's grid, or omit brownian= "
+                f"(sdeint then makes one)"
+            )
     if adaptive:
         brownian = _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min,
                                    max_steps, _noise_dtype(y0))
