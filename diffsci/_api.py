@@ -62,9 +62,11 @@ def _leaf_value(x, where):
             f"({type(v).__name__} {v!r:.60}). Gradients are defined for float and complex "
             f"inputs; pass a float (e.g. 5.0 instead of 5) or np.asarray(x, float)."
         )
-    if type(x) is Tracer or type(x) is Dual or type(x) is _ndarray:
+    if type(x) is Tracer or type(x) is Dual:
         return x  # an outer trace's value stays traced
-    return np.asarray(x)
+    # A private copy: the function may write into its argument (x[0] = ...), which changes
+    # what it computes but never the caller's array (as with JAX's immutable inputs).
+    return np.array(x, copy=True)
 
 
 def _finalize(g, x):
@@ -126,7 +128,7 @@ def _argnums_tuple(argnums, nargs, fname):
 class _Traced:
     """The traced call shared by every reverse-mode transform."""
 
-    __slots__ = ("tape", "in_tree", "in_leaves", "tracers", "out")
+    __slots__ = ("tape", "in_tree", "in_leaves", "tracers", "leaf_idx", "out")
 
     def __init__(self, f, args, kwargs, argnums, fname):
         self.tape = tape = Tape()
@@ -137,6 +139,8 @@ class _Traced:
             tape.leaf(_leaf_value(x, lambda k=k: _leaf_paths(diff, argnums)[k]))
             for k, x in enumerate(leaves)
         ]
+        # A write into an argument re-points its tracer at the write record: keep the leaves'.
+        self.leaf_idx = [t._idx for t in self.tracers]
         # every differentiated argument a single leaf (the common case): no rebuild needed
         new_diff = (self.tracers if all(c.kind is _LEAF for c in self.in_tree.children)
                     else tree_unflatten(self.in_tree, self.tracers))
@@ -160,8 +164,8 @@ class _Traced:
         grads = backward(self.tape, seeds)
         n = len(grads)
         return [
-            _finalize(grads[t._idx] if t._idx < n else None, x)
-            for t, x in zip(self.tracers, self.in_leaves)
+            _finalize(grads[i] if i < n else None, x)
+            for i, x in zip(self.leaf_idx, self.in_leaves)
         ]
 
 

@@ -87,12 +87,13 @@ class Rules(dict):
 class Tape:
     """One trace: a level (for nesting) and a flat list of records (tracers)."""
 
-    __slots__ = ("level", "records", "writes", "__weakref__")
+    __slots__ = ("level", "records", "writes", "plan", "__weakref__")
 
     def __init__(self):
         self.level = next(_levels)
         self.records = []
         self.writes = None  # indices of in-place write records (see _inplace.py)
+        self.plan = None  # the repairs of stale views a sweep needs (see _inplace._plan)
 
     def leaf(self, value):
         """Start tracing ``value`` on this tape; returns its tracer."""
@@ -149,10 +150,12 @@ def record(tape, value, rules, parents, args, kwargs=None):
 class ForwardTrace:
     """One forward-mode trace: only a level (dual values carry their tangents)."""
 
-    __slots__ = ("level", "__weakref__")
+    __slots__ = ("level", "writes", "by_root", "__weakref__")
 
     def __init__(self):
         self.level = next(_levels)
+        self.writes = None  # log of in-place writes (see _inplace._setitem_dual)
+        self.by_root = None
 
 
 class Dual:
@@ -163,7 +166,7 @@ class Dual:
     tangent is the sum of the primitive's JVP rules over its dual arguments.
     """
 
-    __slots__ = ("_value", "_tangent", "_tape")
+    __slots__ = ("_value", "_tangent", "_tape", "_ver")
     __array_priority__ = 1000.0
 
     def __init__(self, value, tangent, trace):
@@ -272,6 +275,9 @@ def primitive(fun=None, *, name=None):
             if type(a) is Dual and a._tape is top:
                 primals[i] = a._value
                 duals.append((i, a._tangent))
+        if top.writes is not None:  # memory was written in place: tangents of views catch up
+            for k, (i, _t) in enumerate(duals):
+                duals[k] = (i, _inplace.tangent(args[i]))
         ans = wrapped(*primals, **kwargs) if kwargs else wrapped(*primals)
         kwargs = kwargs or {}
         out = None
@@ -284,7 +290,10 @@ def primitive(fun=None, *, name=None):
             out = c if out is None else out + c
         if not isinstance(out, (_ndarray, Tracer, Dual)):  # Python/NumPy scalars lack shapes
             out = np.asarray(out)
-        return Dual(ans, out, top)
+        d = Dual(ans, out, top)
+        if top.writes is not None:
+            d._ver = len(top.writes)
+        return d
 
     # The fast paths below are ``general`` unrolled for one and two positional
     # arguments at a single reverse-mode level, without keyword arguments: they
@@ -299,7 +308,8 @@ def primitive(fun=None, *, name=None):
                 if type(a) is Dual:  # forward mode, one argument at one level: inline
                     v = a._value
                     rule = jvps.get(0)
-                    if rule is None or type(v) is Tracer or type(v) is Dual:
+                    if (rule is None or type(v) is Tracer or type(v) is Dual
+                            or a._tape.writes is not None):
                         return general((a,), None)
                     ans = fun(v)
                     t = rule(a._tangent, ans, v)
@@ -372,7 +382,7 @@ def primitive(fun=None, *, name=None):
             else:
                 trace, va, ta_, vb, tb_ = b._tape, a, None, b._value, b._tangent
             if (type(va) is Tracer or type(va) is Dual or type(vb) is Tracer
-                    or type(vb) is Dual):
+                    or type(vb) is Dual or trace.writes is not None):
                 return general((a, b), None)
             r0 = jvps.get(0) if ta_ is not None else False
             r1 = jvps.get(1) if tb_ is not None else False
@@ -551,17 +561,18 @@ def backward(tape, seeds):
     owned = set()
     for i, g in seeds.items():
         _add(grads, owned, i, g)
-    if writes:  # in-place writes: check lineage, visit every write to undo it
+    if writes:  # in-place writes: repair stale views, visit every write to undo it
         _inplace.prepare(tape, grads)
         try:
-            return _sweep(recs, grads, owned, n)
+            return _inplace.sweep_with_repairs(
+                tape, grads, owned, lambda gs, hi, lo: _sweep(recs, gs, owned, hi, lo))
         finally:
             _inplace.redo(tape)
     return _sweep(recs, grads, owned, n)
 
 
-def _sweep(recs, grads, owned, n):
-    for i in range(n - 1, -1, -1):
+def _sweep(recs, grads, owned, n, lo=0):
+    for i in range(n - 1, lo - 1, -1):
         g = grads[i]
         if g is None:
             continue

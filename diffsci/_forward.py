@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from . import _inplace
 from ._api import _argnums_tuple, _dtype, _leaf_value, grad, pullback
 from ._core import Dual, ForwardTrace, Tracer, getval, top_trace
 from ._custom import custom_vjp
@@ -41,7 +42,7 @@ def _tangent_leaf(t, p, k):
 def _out_tangent(o, trace):
     """Split an output leaf into (primal, tangent) for the forward trace ``trace``."""
     if type(o) is Dual and o._tape is trace:
-        y, t = o._value, o._tangent
+        y, t = o._value, _inplace.tangent(o)
         ydt, tdt = _dtype(getval(y)), _dtype(getval(t))
         if tdt.kind == "c" and ydt.kind != "c":
             t = np.real(t)
@@ -340,7 +341,7 @@ class custom_jvp:
         for x in leaves:
             if type(x) is Dual and x._tape is top:
                 primals.append(x._value)
-                tangents.append(x._tangent)
+                tangents.append(_inplace.tangent(x))
             else:
                 primals.append(x)
                 v = getval(x)

@@ -23,6 +23,8 @@ counters, as in PyTorch).
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ._core import Dual, Tracer, getval, record
@@ -98,19 +100,87 @@ def setitem(x, idx, value):
 
 
 def _setitem_dual(x, idx, value):
-    """Forward mode: write the primal in place; the tangent is copied, then written."""
+    """Forward mode: write the primal in place and the written cells' tangents.
+
+    The tangent array is copied, then written (tangents may be shared between duals).  Other
+    duals whose primal shares the written memory (views, bases) are brought up to date when
+    they are next used (:func:`tangent`), from this trace's log of writes: cell by cell, a
+    memory cell's tangent is the tangent of the last value written into it.
+    """
     trace = x._tape
+    t = tangent(x)
     if type(value) is Dual and value._tape is trace:
-        vp, vt = value._value, value._tangent
+        vp, vt = value._value, tangent(value)
     else:
         vp, vt = value, 0.0
-    x._value[idx] = vp  # recurses into a lower trace level if the primal is traced
-    t = x._tangent
-    if type(t) is Tracer or type(t) is Dual:
+    arr = x._value
+    arr[idx] = vp  # recurses into a lower trace level if the primal is traced
+    if type(t) is Tracer or type(t) is Dual or type(vt) is Tracer or type(vt) is Dual:
         raise _nested_error()
-    t = np.array(t, copy=True)  # tangents may be shared between duals: copy on write
+    if type(arr) is not _ndarray:
+        t = np.array(t, copy=True)
+        t[idx] = vt
+        x._tangent = t
+        return
+    t = np.array(np.broadcast_to(t, arr.shape), copy=True)
     t[idx] = vt
     x._tangent = t
+    ra = addresses(arr)[idx].ravel()
+    order = np.argsort(ra, kind="stable")
+    sa = ra[order]
+    vals = np.ravel(t[idx])[order]
+    if sa.size > 1:
+        last = np.ones(sa.size, bool)
+        last[:-1] = sa[:-1] != sa[1:]
+        sa, vals = sa[last], vals[last]
+    root = _root(arr)
+    if trace.writes is None:
+        trace.writes, trace.by_root = [], {}
+    trace.by_root.setdefault(id(root), []).append(len(trace.writes))
+    trace.writes.append((root, sa, vals, arr.dtype.itemsize))  # root: keeps the memory alive
+    x._ver = len(trace.writes)
+
+
+def tangent(d):
+    """The tangent of dual ``d``, brought up to date with the in-place writes of its trace."""
+    log = d._tape.writes
+    if log is None:
+        return d._tangent
+    n = len(log)
+    ver = getattr(d, "_ver", 0)
+    if ver == n:
+        return d._tangent
+    d._ver = n
+    p = d._value
+    if type(p) is not _ndarray:
+        return d._tangent
+    ks = d._tape.by_root.get(id(_root(p)))
+    if not ks:
+        return d._tangent
+    t = None
+    da = None
+    for k in ks[bisect.bisect_left(ks, ver):]:
+        _, sa, vals, isz = log[k]
+        if da is None:
+            da = addresses(p).ravel()
+        pos = np.minimum(np.searchsorted(sa, da), sa.size - 1)
+        hit = sa[pos] == da
+        if not hit.any():
+            continue
+        if p.dtype.itemsize != isz or not all(s % isz == 0 for s in p.strides):
+            raise InPlaceError(
+                "forward mode: a value was used after an in-place write overwrote part of "
+                "its memory through a view of another dtype (.real, .imag or .view()); write "
+                "through an array of the same dtype, or copy the view first (v = v.copy())"
+            )
+        if t is None:
+            t = np.array(np.broadcast_to(d._tangent, p.shape), order="C", copy=True)
+            tf = t.reshape(-1)
+        m = np.flatnonzero(hit)
+        tf[m] = vals[pos[m]]
+    if t is not None:
+        d._tangent = t
+    return d._tangent
 
 
 def _winners(shape, idx, vshape):
@@ -158,8 +228,7 @@ _UNDO = _UndoMarker()
 
 
 def prepare(tape, grads):
-    """Before a sweep over a tape with writes: check lineage, mark writes for undo."""
-    _check_lineage(tape)
+    """Before a sweep over a tape with writes: mark the writes for undo."""
     for j in tape.writes:
         if grads[j] is None:
             grads[j] = _UNDO
@@ -197,33 +266,205 @@ def _overlaps(a, b):
         return True
 
 
-def _check_lineage(tape):
-    """Raise if a value was used after memory it shares was overwritten through another name."""
+def addresses(a):
+    """The byte address of every element of the array ``a`` (an int64 array of its shape)."""
+    out = np.full(a.shape, a.ctypes.data, np.int64)
+    nd = a.ndim
+    for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+        if n > 1 and s:
+            out += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (nd - k - 1))
+    return out
+
+
+def cell_map(dst, src_addr):
+    """Match the cells of array ``dst`` with the flat cells of a written region.
+
+    ``src_addr`` are the region's element addresses (flat, in write order; for a fancy index
+    a cell written twice keeps its last write, as NumPy does).  Returns ``(m, n)``: flat
+    positions in ``dst`` and in the region holding the same memory cell.
+    """
+    ra = src_addr.ravel()
+    order = np.argsort(ra, kind="stable")
+    sa = ra[order]
+    if sa.size > 1:
+        last = np.ones(sa.size, bool)
+        last[:-1] = sa[:-1] != sa[1:]  # of equal addresses keep the last (stable sort)
+        sa, order = sa[last], order[last]
+    da = addresses(dst).ravel()
+    pos = np.minimum(np.searchsorted(sa, da), max(sa.size - 1, 0))
+    hit = sa[pos] == da if sa.size else np.zeros(da.size, bool)
+    m = np.flatnonzero(hit)
+    return m, order[pos[m]]
+
+
+def _aligned(a, b):
+    """True if the elements of arrays a and b sharing memory coincide cell for cell."""
+    isz = a.dtype.itemsize
+    if b.dtype.itemsize != isz:
+        return False
+    return (all(s % isz == 0 for s in a.strides + b.strides)
+            and (a.ctypes.data - b.ctypes.data) % isz == 0)
+
+
+class _Repair:
+    """A use (record ``i``) of a value (record ``p``) whose memory was written, after ``p``
+    was made and before ``i``, through another name (a view and its base, two views).
+
+    The value record ``i`` read is ``p``'s memory as the writes left it: cell by cell, either
+    ``p``'s own value or the value of the last write into that cell.  So the cotangent record
+    ``i`` sends to ``p`` is split: the cells a write overwrote go to that write's value,
+    the rest to ``p``.  ``parts`` holds, latest write first, ``(value record, m, n,
+    region shape, value shape, value dtype)`` with ``m``/``n`` the matching cells (flat
+    positions in ``p``'s value and in the write's region).
+    """
+
+    __slots__ = ("i", "pos", "p", "slot", "parts", "keep")
+
+    def __init__(self, i, pos, p, parts, size):
+        self.i, self.pos, self.p, self.parts = i, pos, p, parts
+        keep = np.ones(size, bool)
+        for part in parts:
+            keep[part[1]] = False
+        self.keep = keep
+        self.slot = None
+
+    def resolve(self, grads, owned):
+        from ._core import _UNDO, _add
+        from .numpy._util import unbroadcast
+
+        g = grads[self.slot]
+        grads[self.slot] = None
+        if g is None or g is _UNDO:
+            return
+        shape = np.shape(getval(g))
+        flat = np.reshape(g, (-1,))
+        for vpar, m, n, rshape, vshape, vdtype in self.parts:
+            if vpar is None or m.size == 0:
+                continue
+            size = int(np.prod(rshape, dtype=np.int64))
+            gr = np.zeros(size, np.result_type(getval(g)))
+            gr = _scatter(gr, flat[m], n)
+            gv = unbroadcast(np.reshape(gr, rshape), np.zeros(vshape, vdtype))
+            if np.iscomplexobj(getval(gv)) and vdtype.kind != "c":
+                gv = np.real(gv)
+            _add(grads, owned, vpar, gv)
+        if self.keep.all():
+            _add(grads, owned, self.p, g)
+        elif self.keep.any():
+            _add(grads, owned, self.p, np.reshape(flat * self.keep, shape))
+
+
+def _scatter(base, values, idx):
+    from .numpy import _wrap as W
+
+    if type(values) is Tracer or type(values) is Dual:
+        return W.scatter_add(base, values, idx=idx)
+    np.add.at(base, idx, values)  # a broadcast view maps several cells to one position
+    return base
+
+
+def _plan(tape):
+    """The repairs a sweep over ``tape`` needs (cached on the tape; see :class:`_Repair`)."""
     recs = tape.records
+    cached = tape.plan
+    if cached is not None and cached[0] == len(recs):
+        return cached[1]
     by_root = {}
     for j in tape.writes:
         w = recs[j]
-        region = _region(w._value, w._args[0], w._args[1])
-        by_root.setdefault(id(_root(w._value)), []).append((j, region))
+        by_root.setdefault(id(_root(w._value)), []).append(j)
+    repairs = []
     for i, r in enumerate(recs):
         parents = r._parents
         if parents is None:
             continue
-        for p in ((parents,) if type(parents) is int else parents):
-            if p is None:
+        for pos, p in enumerate((parents,) if type(parents) is int else parents):
+            if p is None or type(p) is not int:
                 continue
             v = recs[p]._value
             if type(v) is not _ndarray:
                 continue
-            for j, region in by_root.get(id(_root(v)), ()):
-                if p < j < i and _overlaps(v, region):
-                    raise InPlaceError(
-                        f"the operation '{_opname(r)}' (tape record {i}) used a value made by "
-                        f"'{_opname(recs[p])}' (record {p}) after an in-place write (record "
-                        f"{j}) overwrote memory it shares (a view and its base). Its gradient "
-                        f"would be wrong. Take the view after the write, write through the "
-                        f"base array, or copy the view first (v = v.copy())."
-                    )
+            js = by_root.get(id(_root(v)))
+            if not js:
+                continue
+            lo, hi = bisect.bisect_right(js, p), bisect.bisect_left(js, i)
+            if lo >= hi:
+                continue
+            parts = _parts(recs, r, i, p, v, js[lo:hi])
+            if parts:
+                repairs.append(_Repair(i, pos, p, parts, v.size))
+    tape.plan = (len(recs), repairs)
+    return repairs
+
+
+def _parts(recs, r, i, p, v, js):
+    """For a use of ``v`` (record p) at record i, the writes in ``js`` that overwrote cells of
+    ``v`` (latest first), with the matching cells; raises if cells do not line up."""
+    parts = []
+    left = np.ones(v.size, bool)
+    for j in reversed(js):
+        w = recs[j]
+        idx, basic = w._args[0], w._args[1]
+        if not _overlaps(v, _region(w._value, idx, basic)):
+            continue
+        if not _aligned(v, w._value):
+            raise InPlaceError(
+                f"the operation '{_opname(r)}' (tape record {i}) used a value made by "
+                f"'{_opname(recs[p])}' (record {p}) after an in-place write (record {j}) "
+                f"overwrote part of its memory through a view of another dtype (.real, .imag "
+                f"or .view()). diffsci cannot tell which part of each element changed; write "
+                f"through an array of the same dtype, or copy the view first (v = v.copy())."
+            )
+        m, n = cell_map(v, addresses(w._value)[idx])
+        sel = left[m]
+        m, n = m[sel], n[sel]
+        if m.size == 0:
+            continue
+        left[m] = False
+        vpar = w._parents[1]
+        _, _, _, _, vshape, vdtype = w._args
+        parts.append((vpar, m, n, np.shape(w._args[3]), vshape, vdtype))
+    return parts
+
+
+def sweep_with_repairs(tape, grads, owned, sweep):
+    """Run ``sweep`` over ``tape`` with the repairs of :func:`_plan` applied.
+
+    Each repaired use gets a cotangent slot of its own past the end of ``grads`` (its
+    record's parent index points there during the sweep); right after the sweep passes the
+    using record, the slot's cotangent is split between the value and the writes.
+    """
+    repairs = _plan(tape)
+    if not repairs:
+        return sweep(grads, len(grads), 0)
+    recs = tape.records
+    saved = []
+    for rep in repairs:
+        rep.slot = len(grads)
+        grads.append(None)
+        r = recs[rep.i]
+        saved.append((r, r._parents))
+        if type(r._parents) is int:
+            r._parents = rep.slot
+        else:
+            ps = list(r._parents)
+            ps[rep.pos] = rep.slot
+            r._parents = tuple(ps)
+    try:
+        hi = len(recs)
+        k = len(repairs) - 1
+        while k >= 0:
+            i = repairs[k].i
+            sweep(grads, hi, i)  # records hi-1 ... i
+            while k >= 0 and repairs[k].i == i:
+                repairs[k].resolve(grads, owned)
+                k -= 1
+            hi = i
+        sweep(grads, hi, 0)
+    finally:
+        for r, ps in saved:
+            r._parents = ps
+    return grads
 
 
 def _opname(rec):

@@ -439,7 +439,8 @@ def test_loop_memory_held_between_passes_drops():
     held_plain, _ = _held_bytes(lambda u: _plain_loop(step, u, 100, (0.5,)), u0)
     held_ck, (_, back) = _held_bytes(lambda u: checkpointed_loop(step, u, 100, 4, (0.5,)), u0)
     assert held_ck < held_plain / 5, (held_ck, held_plain)
-    assert held_ck < 16 * u0.nbytes  # ≤ 4 snapshots + one step's tape + the output
+    # ≤ 4 snapshots + one step's tape + the output + the pullback's private copy of u0
+    assert held_ck < 17 * u0.nbytes
     g = back(np.ones_like(u0))[0]
     g_pl = ds.pullback(lambda u: _plain_loop(step, u, 100, (0.5,)), u0)[1](np.ones_like(u0))[0]
     np.testing.assert_allclose(g, g_pl, rtol=1e-12)
