@@ -570,7 +570,7 @@ def _quantile_core(a, q, axis, method, keepdims, nan_policy, name):
         hi = np.where(below, 0, np.where(above, cntb - 1, lo + 1))
         gamma = W.where(below | above, 0.0, gamma)
     else:
-        vi = qv * (cntb - 1.0) + np.zeros(np.shape(cntb))
+        vi = (qv if qv.ndim == 0 else qv.reshape(getval(qb).shape)) * (cntb - 1.0)
         if method == "midpoint":
             lo, hi = np.floor(vi), np.ceil(vi)
             gamma = np.where(lo == hi, 0.0, 0.5)
@@ -944,6 +944,11 @@ def _centered(y, shape):
     return W.getitem(y, idx)
 
 
+def _as_1d(x):
+    x = _arr(x)
+    return W.reshape(x, (1,)) if len(_shape(x)) == 0 else x
+
+
 def _check_1d(a, v, name):
     if len(_shape(a)) != 1 or len(_shape(v)) != 1:
         raise ValueError(f"diffsci.numpy.{name}: object too deep for desired array "
@@ -967,7 +972,7 @@ def _np_mode(n, m, mode, y):
 @_numpy_on_plain(np.convolve)
 def convolve(a, v, mode="full"):
     """``numpy.convolve``, differentiable in both sequences (DERIVATIONS.md §Convolution)."""
-    a, v = W.ravel(_arr(a)), W.ravel(_arr(v))
+    a, v = _as_1d(a), _as_1d(v)
     _check_1d(a, v, "convolve")
     return _np_mode(_shape(a)[0], _shape(v)[0], mode, _conv_full_p(a, v, how="numpy"))
 
@@ -976,7 +981,7 @@ def convolve(a, v, mode="full"):
 def correlate(a, v, mode="valid"):
     """``numpy.correlate`` (c_k = Σ_n a[n+k] conj(v[n])), as a convolution with the
     conjugated, reversed ``v``."""
-    a, v = W.ravel(_arr(a)), W.ravel(_arr(v))
+    a, v = _as_1d(a), _as_1d(v)
     _check_1d(a, v, "correlate")
     n, m = _shape(a)[0], _shape(v)[0]
     if n >= m:
