@@ -23,7 +23,18 @@ from . import _wrap as W
 from . import linalg as L
 from ._jvps import _re_inner
 from ._vjps import _safe
-from ._vjps_linalg import _H, _diag_embed, _eye, _norm_vjp, _svd_unpack
+from ._vjps_linalg import (
+    _H,
+    _check_logdet_defined,
+    _degenerate,
+    _diag_embed,
+    _eye,
+    _norm_vjp,
+    _scale,
+    _svd_unpack,
+    _third_order,
+    _zero_singular,
+)
 
 
 def _tr(m):
@@ -55,8 +66,21 @@ def _solve_a(t, ans, a, b):
     return -L.solve(a, W.matmul(t, ans))
 
 
-defjvp(L.det, lambda t, ans, a: ans * _tr(L.solve(a, t)))  # d det = det · tr(A⁻¹ Ȧ)
-defjvp(L._logdet_p, lambda t, ans, a: _tr(L.solve(a, t)))
+def _logdet_jvp(t, ans, a):
+    _check_logdet_defined(ans)
+    return _tr(L.solve(a, t))
+
+
+def _tr_prod(x, t):
+    """tr(x t) over a stack."""
+    return np.sum(np.swapaxes(x, -1, -2) * t, axis=(-2, -1))
+
+
+# d det = tr(adj(A) Ȧ), exact at singular A (LA1); d adj = adj'(A)[Ȧ] (LA2).
+defjvp(L.det, lambda t, ans, a: _tr_prod(L._adj_p(a), t))
+defjvp(L._adj_p, lambda t, ans, a: L._dadj_p(a, t))
+defjvp(L._dadj_p, _third_order, lambda t, ans, a, e: L._dadj_p(a, t))
+defjvp(L._logdet_p, _logdet_jvp)
 defjvp(L.inv, lambda t, ans, a: -W.matmul(W.matmul(ans, t), ans))
 defjvp(L.solve, _solve_a, lambda t, ans, a, b: L.solve(a, t))
 
@@ -81,15 +105,16 @@ def _eigh_jvp(t, ans, a, UPLO="L"):
     m = _H(v) @ _hermitian_part(t, lower=UPLO.upper() == "L") @ v
     n = np.shape(w)[-1]
     gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-    f = _inv_gap(gap, _eye(n))
+    f = _inv_gap(gap, _eye(n), _scale(w, vector=True))
     dw = np.real(np.diagonal(m, 0, -2, -1))
     return W.concatenate([_like(np.expand_dims(dw, -2), ans), v @ (m * f)], axis=-2)
 
 
-def _inv_gap(gap, eye):
-    """1/gap off the diagonal; 0 on it and between repeated values (their rotation within
-    the degenerate subspace is not determined; the values' own tangents stay exact)."""
-    skip = eye | (getval(gap) == 0)
+def _inv_gap(gap, eye, gap_scale):
+    """1/gap off the diagonal; 0 on it and between (numerically) repeated values (their
+    rotation within the degenerate subspace is not determined; the values' own tangents stay
+    exact, and so do those of losses that do not rotate within it, LA4)."""
+    skip = eye | _degenerate(gap, gap_scale)
     return np.where(skip, 0, 1 / np.where(skip, 1, gap))
 
 
@@ -111,7 +136,8 @@ def _svd_jvp(t, ans, a, full_matrices=True, hermitian=False):
     ph = _H(p)
     sk, sj = np.expand_dims(s, -2), np.expand_dims(s, -1)  # s_j along columns, s_i along rows
     eye = _eye(k)
-    f = _inv_gap(sk * sk - sj * sj, eye)
+    smax = _scale(s, vector=True)
+    f = _inv_gap(sk * sk - sj * sj, eye, smax * smax)
     om_u = f * (p * sk + sj * ph)
     om_v = f * (sj * p + ph * sk)
     ds = np.real(np.diagonal(p, 0, -2, -1))
@@ -165,7 +191,8 @@ def _qr_jvp(t, ans, a):
 def _svdvals_jvp(t, ans, a):
     # ṡ_k = Re(u_kᴴ Ȧ v_k)
     u, _, vh = L.svd(a, full_matrices=False)
-    return np.real(np.sum(np.conj(u) * (t @ _H(vh)), axis=-2))
+    ds = np.real(np.sum(np.conj(u) * (t @ _H(vh)), axis=-2))
+    return np.where(_zero_singular(ans, a), 0, ds)  # |σ|'(0) = 0, as in the VJP (LA5)
 
 
 defjvp(L.cholesky, _cholesky_jvp)

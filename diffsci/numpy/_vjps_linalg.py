@@ -57,8 +57,39 @@ def _solve_b(g, ans, a, b):
     return unbroadcast(np.linalg.solve(_H(a), g), b)
 
 
-defvjp(L.det, lambda g, ans, a: np.expand_dims(g * cj(ans), (-2, -1)) * _H(np.linalg.inv(a)))
-defvjp(L._logdet_p, lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _H(np.linalg.inv(a)))
+def _real_like(c, x):
+    """Cotangent ``c`` for ``x``: its real part when ``x`` is real."""
+    return np.real(c) if np.iscomplexobj(getval(c)) and not np.iscomplexobj(getval(x)) else c
+
+
+def _check_logdet_defined(ans, fname="slogdet"):
+    """log|det a| is -inf at a singular a and has no derivative there (LA3)."""
+    if np.any(np.isneginf(np.real(getval(ans)))):
+        raise np.linalg.LinAlgError(
+            f"diffsci.numpy.linalg.{fname}: a is singular (log|det a| = -inf), where log|det a| "
+            f"has no derivative (it tends to -inf along every direction that keeps a singular "
+            f"and its gradient adj(a)ᴴ/det(a) blows up); differentiate det(a) instead, whose "
+            f"gradient adj(a)ᴴ exists everywhere")
+
+
+def _third_order(*_):
+    raise NotImplementedError(
+        "diffsci.numpy.linalg.det: derivatives of order 3 and higher are not implemented (the "
+        "second derivative of the adjugate); det is differentiable to order 2, at singular "
+        "matrices too")
+
+
+def _logdet_vjp(g, ans, a):
+    _check_logdet_defined(ans)
+    return np.expand_dims(g, (-2, -1)) * _H(np.linalg.inv(a))
+
+
+# d det = tr(adj(A) dA): Ā = ḡ adj(A)ᴴ, exact at singular A (LA1); adj's own rules are the
+# derivative of the adjugate (LA2), whose adjoint is the same map at Aᴴ.
+defvjp(L.det, lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _H(L._adj_p(a)))
+defvjp(L._adj_p, lambda g, ans, a: _real_like(L._dadj_p(_H(a), g), a))
+defvjp(L._dadj_p, _third_order, lambda g, ans, a, e: _real_like(L._dadj_p(_H(a), g), e))
+defvjp(L._logdet_p, _logdet_vjp)
 defvjp(L.inv, lambda g, ans, a: -(_H(ans) @ g @ _H(ans)))
 defvjp(L.solve, _solve_a, _solve_b)
 
@@ -85,15 +116,46 @@ def _eigh_vjp(g, ans, a, UPLO="L"):
     vhgv = _H(v) @ gv
     skew = 0.5 * (vhgv - _H(vhgv))
     gap = np.where(_eye(n), 1, np.expand_dims(w, -2) - np.expand_dims(w, -1))
-    inner = np.where(_eye(n), np.expand_dims(gw, -2), _safe_div(skew, gap))
+    inner = np.where(_eye(n), np.expand_dims(gw, -2),
+                     _safe_div(skew, gap, vhgv, _scale(vhgv), _scale(w, vector=True)))
     return _fold(v @ inner @ _H(v), lower=UPLO.upper() == "L")
 
 
-def _safe_div(num, gap):
-    """num / gap, with 0 where both vanish (a repeated eigen/singular value the loss does not
-    rotate within: the eigenvalue-only gradient stays exact instead of 0/0 = NaN)."""
-    both = (getval(gap) == 0) & (getval(num) == 0)
-    return np.where(both, 0, num / np.where(both, 1, gap))
+def _tol(x):
+    """The relative size below which a gap or a numerator counts as rounding noise: 64 n eps."""
+    v = getval(x)
+    return 64 * max(np.shape(v)[-1], 1) * np.finfo(_real_dtype(v)).eps
+
+
+def _scale(x, vector=False):
+    """max |x| over each matrix of a stack (each vector if ``vector``), shaped (..., 1, 1)."""
+    v = np.abs(getval(x))
+    axes = (-1,) if vector else (-2, -1)
+    if v.size == 0:
+        return np.zeros(v.shape[:-len(axes)] + (1, 1))
+    m = np.max(v, axis=axes)
+    return m[..., None, None]
+
+
+def _degenerate(gap, gap_scale):
+    """Pairs (i, j) whose gap is rounding noise at the spectrum's scale (a repeated value)."""
+    g = np.abs(getval(gap))
+    return g <= _tol(gap) * gap_scale
+
+
+def _safe_div(num, gap, probe, probe_scale, gap_scale):
+    """num / gap off the diagonal, with 0 for a (numerically) repeated eigen/singular value
+    where the loss does not look inside the eigenspace: ``probe`` (Vᴴ V̄, or Uᴴ Ū and Vᴴ V̄
+    for the SVD) is rounding noise at that pair.  That is so for spectral functions (of the
+    eigenvalues alone, however computed: sum of eigenvalues, tr f(A) = tr(V f(Λ) Vᴴ)), whose
+    exact contribution there is 0 (LA4).  A loss that does look inside (entries of
+    V f(Λ) Vᴴ ...) has a gradient there that the cotangents do not determine: NaN."""
+    noise = np.abs(getval(probe))
+    noise = noise + np.swapaxes(noise, -1, -2)
+    degenerate = _degenerate(gap, gap_scale)
+    zero = degenerate & (noise <= _tol(num) * probe_scale)
+    out = np.where(degenerate, 0, num / np.where(degenerate, 1, gap))
+    return np.where(degenerate & ~zero, np.nan, out)
 
 
 def _svd_unpack(p, m, n, full_matrices):
@@ -126,7 +188,10 @@ def _svd_vjp(g, ans, a, full_matrices=True, hermitian=False):
     gap = np.where(eye, 1, np.expand_dims(s2, -2) - np.expand_dims(s2, -1))  # s_k² - s_j²
     sk = np.expand_dims(s, -2)  # s_k along columns
     sj = np.expand_dims(s, -1)  # s_j along rows
-    inner = _safe_div((uhgu - _H(uhgu)) * sk + sj * (vhgv - _H(vhgv)), gap)
+    smax = _scale(s, vector=True)
+    inner = _safe_div((uhgu - _H(uhgu)) * sk + sj * (vhgv - _H(vhgv)), gap,
+                      np.abs(getval(uhgu)) + np.abs(getval(vhgv)),
+                      np.maximum(_scale(uhgu), _scale(vhgv)), smax * smax)
     inner = np.where(eye, np.expand_dims(gs, -2), inner)
     if complex_:  # the phase of each (u_k, v_k) pair: split evenly between U and V
         dgu = np.diagonal(uhgu, 0, -2, -1)
@@ -168,10 +233,20 @@ def _qr_vjp(g, ans, a):
 
 
 def _svdvals_vjp(g, ans, a):
+    # ā = U diag(ḡ) Vh; a zero singular value (numerically: at most max(m, n) eps s_max, NumPy's
+    # matrix_rank tolerance) is |σ| at σ = 0, whose gradient is 0 by the convention of abs (LA5).
     u, _, vh = np.linalg.svd(a, full_matrices=False)
     if np.iscomplexobj(a):
         g = np.real(g)
-    return (u * np.expand_dims(g, -2)) @ vh
+    return (u * np.expand_dims(np.where(_zero_singular(ans, a), 0, g), -2)) @ vh
+
+
+def _zero_singular(s, a):
+    """Singular values at or below NumPy's rank tolerance max(m, n) eps s_max."""
+    sv = getval(s)
+    m, n = np.shape(getval(a))[-2:]
+    top = np.max(sv, axis=-1, keepdims=True) if np.shape(sv)[-1] else 0
+    return sv <= max(m, n) * np.finfo(_real_dtype(sv)).eps * top
 
 
 defvjp(L.cholesky, _cholesky_vjp)
@@ -201,7 +276,11 @@ def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
         hit = getval(absx) == getval(nrm)
         count = np.sum(hit, axis=axis, keepdims=True, dtype=_real_dtype(x))
         return np.where(hit, g * sgn / np.maximum(count, 1), 0)
-    return np.where(nrm == 0, 0, g * sgn * (absx / _safe(nrm)) ** (ord - 1))
+    # (|x| / ‖x‖)^(p-1) where x_i != 0; 0 at x_i = 0 (for p < 1 that limit is infinite: the
+    # convention of abs'(0) = 0), without evaluating 0 to a negative power.
+    nz = getval(absx) > 0
+    ratio = np.where(nz, absx / _safe(nrm), 1) ** (ord - 1)
+    return np.where((nrm == 0) | ~nz, 0, g * sgn * ratio)
 
 
 defvjp(L._norm_p, _norm_vjp)

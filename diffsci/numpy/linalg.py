@@ -5,10 +5,28 @@ primitive whose output packs the results into one array; the public function
 unpacks them with ``getitem``, so each result is traced separately and no
 multi-output primitive is needed.  On plain arrays every function is NumPy's.
 
-Conventions: ``norm`` of a zero vector has gradient 0; ``eigh`` and
-``cholesky`` read one triangle (as NumPy does), so their gradients live in
-that triangle; eigenvector gradients are undefined for repeated eigenvalues,
-singular-vector gradients for repeated singular values (they come out inf/NaN).
+Conventions at degenerate inputs (diffsci/DERIVATIONS.md, "Linear algebra at degenerate
+inputs", LA1-LA5):
+
+* ``det`` is differentiable everywhere, singular matrices included: its gradient is the
+  adjugate ``adj(a)ᴴ`` (for ``[[1, 2], [2, 4]]``: ``[[4, -2], [-2, 1]]``), computed from the
+  SVD without dividing by ``det``; both modes, to second order (a third order raises).
+* ``slogdet`` of a singular matrix is NumPy's ``(0, -inf)``; its derivative does not exist
+  there and differentiating it raises ``LinAlgError`` naming ``slogdet``.
+* ``inv``/``solve`` of a singular matrix raise ``LinAlgError`` naming the function.
+* ``eigh``/``svd`` at repeated eigen/singular values: a loss that is a spectral function
+  (``sum`` of eigenvalues, ``tr f(A)`` even when computed as ``tr(V f(Λ) Vᴴ)``, Frobenius norm
+  through ``U S Vh``) gets its exact finite gradient; a loss that looks inside the eigenspace
+  (entries of ``V f(Λ) Vᴴ``) has no gradient the cotangents determine there: NaN in reverse
+  mode; forward mode takes the in-eigenspace rotation as 0.  Pairs closer than
+  ``64 n eps max|w|`` count as repeated.
+* A zero singular value (at most NumPy's rank tolerance ``max(m, n) eps s_max``) has
+  gradient 0 (it is ``|σ|`` at ``σ = 0``; ``abs'(0) = 0``), so ``norm(a, 'nuc')`` of a
+  rank-deficient matrix gets ``U₊ V₊ᴴ`` and the zero matrix gets 0.
+* ``norm`` at zero (every ``ord``, every ``axis``): subgradient 0; a zero entry of a
+  ``p < 1`` or negative-order vector norm gets 0 too (the limit is infinite there).
+* ``eigh`` and ``cholesky`` read one triangle (as NumPy does), so their gradients live in
+  that triangle; singular-vector gradients at zero singular values are undefined (inf/NaN).
 """
 
 from __future__ import annotations
@@ -37,9 +55,88 @@ matmul = W.matmul
 tensordot = W.tensordot
 
 # ---------------------------------------------------------------- primitives
+def _singular(fname, e):
+    return LinAlgError(
+        f"diffsci.numpy.linalg.{fname}: a is singular (NumPy: {e}); the {fname} of a singular "
+        f"matrix and its derivatives do not exist. Use pinv/lstsq for a least-squares answer, "
+        f"or det/adjugate-based formulas, which stay defined there")
+
+
+def _inv(a):
+    try:
+        return np.linalg.inv(a)
+    except LinAlgError as e:
+        raise _singular("inv", e) from None
+
+
+def _solve(a, b):
+    try:
+        return np.linalg.solve(a, b)
+    except LinAlgError as e:
+        raise _singular("solve", e) from None
+
+
+def _exclusive_products(s):
+    """``p_i = prod_{k != i} s_k`` and ``q_ij = prod_{k != i, j} s_k`` (0 on the diagonal),
+    over the last axis, without dividing (exact where some s_k vanish)."""
+    n = s.shape[-1]
+
+    def excl(x):  # prod over the last axis, leaving out each position in turn
+        one = np.ones(x.shape[:-1] + (1,), x.dtype)
+        pre = np.cumprod(np.concatenate([one, x[..., :-1]], axis=-1), axis=-1)
+        post = np.cumprod(np.concatenate([one, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        return pre * post
+
+    p = excl(s)
+    rows = np.where(np.eye(n, dtype=bool), 1, s[..., None, :])  # row i: s with s_i -> 1
+    q = np.where(np.eye(n, dtype=bool), 0, excl(rows))
+    return p, q
+
+
+def _svd_gauge(a):
+    """a = U diag(s) Vh with the unimodular factor c = det(U) det(Vh) (adj(a) = c V adj(S) Uᴴ)."""
+    u, s, vh = np.linalg.svd(a)
+    c = np.linalg.det(u) * np.linalg.det(vh)
+    return u, s, vh, c
+
+
+def _adjugate(a):
+    """The adjugate adj(a) (= det(a) a⁻¹ where a is invertible), exact at singular a:
+    adj(U S Vᴴ) = det(U) det(Vᴴ) · V diag(prod_{k != i} s_k) Uᴴ (derivation (LA1))."""
+    a = np.asarray(a)
+    if a.shape[-1] == 0:
+        return np.zeros_like(a)
+    u, s, vh, c = _svd_gauge(a)
+    p, _ = _exclusive_products(s)
+    v = np.conj(np.swapaxes(vh, -1, -2))
+    out = (v * p[..., None, :].astype(v.dtype)) @ np.conj(np.swapaxes(u, -1, -2))
+    return (c[..., None, None] * out).astype(np.result_type(a, 1.0), copy=False)
+
+
+def _adjugate_derivative(a, e):
+    """D adj(a)[e], linear in e: with a = U S Vᴴ and Ẽ = Uᴴ e V,
+    D adj(a)[e] = c V T(Ẽ) Uᴴ, T(Ẽ)_ii = sum_{k != i} q_ik Ẽ_kk, T(Ẽ)_ij = -q_ij Ẽ_ij
+    (derivation (LA2))."""
+    a, e = np.asarray(a), np.asarray(e)
+    u, s, vh, c = _svd_gauge(a)
+    _, q = _exclusive_products(s)
+    v = np.conj(np.swapaxes(vh, -1, -2))
+    uh = np.conj(np.swapaxes(u, -1, -2))
+    et = uh @ e @ v
+    n = s.shape[-1]
+    d = np.diagonal(et, 0, -2, -1)
+    diag = np.einsum("...ik,...k->...i", q, d)
+    t = np.where(np.eye(n, dtype=bool), diag[..., None, :], -q * et)
+    out = c[..., None, None] * (v @ t @ uh)
+    dt = np.result_type(a, e, 1.0)
+    return (out if dt.kind == "c" else np.real(out)).astype(dt, copy=False)
+
+
 det = primitive(np.linalg.det)
-inv = primitive(np.linalg.inv)
-solve = primitive(np.linalg.solve)
+inv = primitive(_inv, name="inv")
+solve = primitive(_solve, name="solve")
+_adj_p = primitive(_adjugate, name="adjugate")
+_dadj_p = primitive(_adjugate_derivative, name="adjugate_derivative")
 cholesky = primitive(np.linalg.cholesky)
 _norm_p = primitive(np.linalg.norm, name="norm")  # vector norms and Frobenius
 
@@ -47,7 +144,10 @@ _norm_p = primitive(np.linalg.norm, name="norm")  # vector norms and Frobenius
 def _logdet(a):
     """log|det a| for real a; the (holomorphic) complex log det for complex a."""
     sign, logabs = np.linalg.slogdet(a)
-    return np.log(sign) + logabs if np.iscomplexobj(a) else logabs
+    if not np.iscomplexobj(a):
+        return logabs
+    with np.errstate(divide="ignore"):  # sign 0 at a singular a: log 0 = -inf, as logabs
+        return np.log(sign) + logabs
 
 
 def _eigh_packed(a, UPLO="L"):
