@@ -21,7 +21,7 @@ import diffsci as ds
 from diffsci.devices import check_device
 from diffsci.extend import getval
 
-from . import _kernels
+from . import _kernels, _validate
 
 __all__ = ["cir_paths", "gbm_paths", "heston_paths", "langevin_paths", "ou_paths"]
 
@@ -29,12 +29,15 @@ __all__ = ["cir_paths", "gbm_paths", "heston_paths", "langevin_paths", "ou_paths
 def _scalar(x, name, who):
     v = np.asarray(getval(x))
     if v.shape != () or v.dtype.kind not in "fiu":
-        raise ValueError(f"{who}: {name} must be a real scalar, got shape {v.shape}")
+        what = "bool" if v.dtype.kind == "b" else f"dtype {v.dtype}"
+        raise ValueError(f"{who}: {name} must be a real scalar, got shape {v.shape} ({what})")
+    if not np.isfinite(v):
+        raise ValueError(f"{who}: {name} must be finite, got {float(v)}")
     return float(v)
 
 
 def _vector(x, n, name, who):
-    v = np.asarray(getval(x), dtype=np.float64)
+    v = np.asarray(_validate.real_array(getval(x), name, who), dtype=np.float64)
     if v.shape != (n,):
         raise ValueError(f"{who}: {name} must have shape ({n},) (one per path), got {v.shape}")
     return v
@@ -103,15 +106,11 @@ def ou_paths(y0, theta, mu, sigma, dt, dW, device="cpu"):
         (4, 101)
     """
     device = check_device(device)
-    dW = np.asarray(dW, dtype=np.float64)
-    if dW.ndim != 2:
-        raise ValueError(f"ou_paths: dW must have shape (paths, n), got {dW.shape}")
+    dW = _increments(dW, "dW", "ou_paths")
     _vector(y0, dW.shape[0], "y0", "ou_paths")
     for name, v in (("theta", theta), ("mu", mu), ("sigma", sigma)):
         _scalar(v, name, "ou_paths")
-    dt = _scalar(dt, "dt", "ou_paths")
-    if not dt > 0:
-        raise ValueError(f"ou_paths: dt must be > 0, got {dt}")
+    dt = _positive_dt(dt, "ou_paths")
     if device == "cuda":
         from . import _cuda
 
@@ -156,8 +155,9 @@ def gbm_paths(y0, mu, sigma, t, W, device="cpu"):
         ``(paths, n)``.
     """
     device = check_device(device)
-    W = np.asarray(W, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64)
+    W = _increments(W, "W", "gbm_paths")
+    _validate.not_traced(t, "t", "gbm_paths", "the times are fixed")
+    t = np.asarray(_validate.real_array(t, "t", "gbm_paths"), dtype=np.float64)
     if W.ndim != 2 or t.shape != (W.shape[1],):
         raise ValueError(f"gbm_paths: need W (paths, n) and t (n,), got {W.shape} and {t.shape}")
     _vector(y0, W.shape[0], "y0", "gbm_paths")
@@ -174,7 +174,8 @@ def gbm_paths(y0, mu, sigma, t, W, device="cpu"):
 
 
 def _increments(dW, name, who, shape=None):
-    dW = np.asarray(getval(dW), dtype=np.float64)
+    _validate.not_traced(dW, name, who, "the Brownian path is fixed")
+    dW = np.asarray(_validate.real_array(dW, name, who), dtype=np.float64)
     if dW.ndim != 2 or (shape is not None and dW.shape != shape):
         want = "(paths, n)" if shape is None else str(shape)
         raise ValueError(f"{who}: {name} must have shape {want}, got {dW.shape}")
@@ -182,6 +183,7 @@ def _increments(dW, name, who, shape=None):
 
 
 def _positive_dt(dt, who):
+    _validate.not_traced(dt, "dt", who, "the step is fixed")
     dt = _scalar(dt, "dt", who)
     if not dt > 0:
         raise ValueError(f"{who}: dt must be > 0, got {dt}")

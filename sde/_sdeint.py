@@ -11,6 +11,7 @@ import numpy as np
 import diffsci as ds
 from diffsci.extend import getval
 
+from . import _validate
 from ._adaptive import select_grid
 from ._adjoint import stochastic_adjoint_solve
 from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
@@ -90,8 +91,26 @@ def _check_outputs(sde, y0, params, t0):
     """Evaluate drift and diffusion once at (t0, y0) (plain values); return the Brownian
     dimension m and the trace level of the outputs (> 0: they close over a traced value)."""
     batch, d = y0.shape
-    f_out, g_out = sde.f(t0, y0, params), sde.g(t0, y0, params)
+    outs = []
+    for name, fn in (("drift", sde.f), ("diffusion", sde.g)):
+        try:
+            outs.append(fn(t0, y0, params))
+        except ValueError as e:  # typically shapes that do not broadcast
+            raise ValueError(
+                f"sdeint: {name}(t, y, params) raised at t = ts[0] = {t0} with y = y0 of shape "
+                f"{y0.shape} and params of shape(s) {_leaf_shapes(params)}: {e}"
+            ) from e
+    f_out, g_out = outs
     closure_level = trace_level((f_out, g_out))
+    for name, out in (("drift", f_out), ("diffusion", g_out)):
+        v = np.asarray(getval(out))
+        if v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
+            rows = np.nonzero(~np.isfinite(v.reshape(v.shape[0], -1)).all(axis=1))[0] \
+                if v.ndim else np.zeros(1, int)
+            raise ValueError(
+                f"sdeint: {name} is non-finite at t = ts[0] = {t0}, y = y0 (path "
+                f"{int(rows[0])}); check the {name} and params"
+            )
     f = np.asarray(getval(f_out))
     if f.shape != y0.shape:
         raise ValueError(
@@ -112,6 +131,11 @@ def _check_outputs(sde, y0, params, t0):
     return sde.brownian_dim(d, g.shape), closure_level
 
 
+def _leaf_shapes(params):
+    shapes = [np.shape(getval(x)) for x in ds.tree_leaves(params)]
+    return ", ".join(map(str, shapes)) if shapes else "(none)"
+
+
 def _error_estimate(value, solver) -> ErrorEstimate:
     """The adaptive error estimate: ``value`` checked against the solver, or the default."""
     if value is None:
@@ -129,15 +153,14 @@ def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, ma
                     dtype=np.float64):
     """Validate the adaptive options; return the Brownian interval to step on."""
     for name, v in (("rtol", rtol), ("atol", atol)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-            raise ValueError(f"sdeint: {name} must be a number >= 0, got {v!r}")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) or not v >= 0 \
+                or not math.isfinite(v):
+            raise ValueError(f"sdeint: {name} must be a finite number >= 0, got {v!r}")
     if not rtol + atol > 0:
         raise ValueError("sdeint: adaptive stepping needs rtol + atol > 0, got both 0")
-    if dt_min is not None and not (isinstance(dt_min, numbers.Real) and dt_min > 0):
-        raise ValueError(f"sdeint: dt_min must be a number > 0, got {dt_min!r}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) \
-            or max_steps < 1:
-        raise ValueError(f"sdeint: max_steps must be an int >= 1, got {max_steps!r}")
+    if dt_min is not None:
+        _validate.positive_number(dt_min, "dt_min", "sdeint")
+    _validate.count(max_steps, "max_steps", "sdeint", 1)
     if solver.needs_levy_area:
         raise ValueError(
             f"sdeint: adaptive=True does not support method {solver.method.value!r} (it needs "
@@ -260,24 +283,28 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     if not isinstance(sde, SDE):
         raise TypeError(f"sdeint: sde must be an sde.SDE, got {type(sde).__name__}")
     adjoint = as_enum(Adjoint, adjoint, "sdeint: adjoint")
-    ts = np.asarray(getval(ts), dtype=np.float64)
-    if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) <= 0):
+    who = "sdeint"
+    _validate.not_traced(ts, "ts", who, "the save times are not differentiated")
+    ts = _validate.real_array(ts, "ts", who).astype(np.float64)
+    if ts.ndim != 1 or ts.size < 2 or np.any(np.diff(ts) <= 0):
         raise ValueError(
             f"sdeint: ts must be a strictly increasing finite 1-D array of at least 2 times, "
             f"got {ts if ts.size < 8 else ts.shape}"
         )
-    if dt is None:
-        dt = float(np.min(np.diff(ts)))
-    if isinstance(dt, bool) or not isinstance(dt, numbers.Real) or not (dt > 0) \
-            or not math.isfinite(dt):
-        raise ValueError(f"sdeint: dt must be a finite number > 0, got {dt!r}")
+    dt = float(np.min(np.diff(ts))) if dt is None else _validate.positive_number(dt, "dt", who)
+    y0 = _validate.real_array(y0, "y0", who)
     squeeze = np.ndim(getval(y0)) == 1
     if squeeze:
         y0 = y0[None, :]
-    if np.ndim(getval(y0)) != 2:
+    if np.ndim(getval(y0)) != 2 or 0 in np.shape(getval(y0)):
         raise ValueError(
-            f"sdeint: y0 must have shape (batch, d) or (d,), got {np.shape(getval(y0))}"
+            f"sdeint: y0 must have shape (batch, d) or (d,) with batch, d >= 1, got "
+            f"{np.shape(getval(y0))}"
         )
+    _validate.parameters(params, who)
+    seed = _validate.count(seed, "seed", who, 0)
+    snapshots = _validate.count(snapshots, "snapshots", who, 1)
+    adaptive = _validate.flag(adaptive, "adaptive", who)
     solver = _resolve_solver(method, sde, adjoint)
     t0 = float(ts[0])
     m, closure_level = _check_outputs(sde, _plain(y0), _plain(params), t0)

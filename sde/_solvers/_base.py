@@ -66,7 +66,8 @@ class AbstractSolver(abc.ABC):
         if sde.calculus not in self.calculus and sde.noise is not Noise.ADDITIVE:
             ok = ", ".join(c.value for c in self.calculus)
             raise ValueError(
-                f"sdeint: method {name!r} solves {ok} SDEs, got a {sde.calculus.value} SDE "
+                f"sdeint: method {name!r} solves {ok} SDEs, got "
+                f"{'an' if sde.calculus is Calculus.ITO else 'a'} {sde.calculus.value} SDE "
                 f"with {sde.noise.value} noise; pick a solver for {sde.calculus.value} "
                 f"calculus or convert the drift"
             )

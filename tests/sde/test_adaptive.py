@@ -83,10 +83,10 @@ def test_adaptive_gradients_backprop_equals_reversible():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(rtol=-1.0), "rtol must be a number >= 0"),
+    (dict(rtol=-1.0), "rtol must be a finite number >= 0"),
     (dict(rtol=0.0, atol=0.0), "rtol \\+ atol > 0"),
     (dict(max_steps=0), "max_steps must be an int >= 1"),
-    (dict(dt_min=0.0), "dt_min must be a number > 0"),
+    (dict(dt_min=0.0), "dt_min must be a finite number > 0"),
     (dict(brownian=sde.BrownianPath(np.linspace(0, 1, 11), (32, 2))), "needs brownian to be a "
                                                                        "BrownianInterval"),
 ])

@@ -94,7 +94,7 @@ def test_general_noise_shapes():
     (dict(dt=-1.0), "dt must be"),
     (dict(y0=np.ones((2, 2, 2))), r"y0 must have shape \(batch, d\)"),
     (dict(method="sra1"), "does not support noise 'diagonal'"),
-    (dict(method="heun"), "solves stratonovich SDEs, got a ito SDE"),
+    (dict(method="heun"), "solves stratonovich SDEs, got an ito SDE"),
     (dict(method="rk4"), "method must be a Method or one of"),
     (dict(adjoint="magic"), "adjoint must be"),
     (dict(adjoint="reversible", method="euler"), "needs method=.reversible_heun."),
