@@ -10,3 +10,5 @@ values); on traced values it records primitives with reverse- and forward-mode r
 from . import integrate, linalg, optimize, special, stats
 
 __all__ = ["integrate", "linalg", "optimize", "special", "stats"]
+from . import interpolate, signal  # noqa: E402, I001
+__all__ += ["interpolate", "signal"]

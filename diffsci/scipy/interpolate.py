@@ -1,0 +1,3 @@
+"""``scipy.interpolate``, differentiable (placeholder until the interpolators land)."""
+
+__all__: list = []

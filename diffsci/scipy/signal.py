@@ -1,0 +1,232 @@
+"""``scipy.signal``, differentiable: convolutions and the linear filter ``lfilter``.
+
+On plain arrays every function is SciPy's own.  On traced values:
+
+=====================  ==================================================================
+function               differentiable in
+=====================  ==================================================================
+convolve, correlate    both inputs (any dimension, modes 'full'/'same'/'valid',
+                       methods 'auto'/'direct'/'fft')
+fftconvolve            both inputs (``axes=None``)
+convolve2d,            both inputs (``boundary='fill'``, ``fillvalue=0``)
+correlate2d
+lfilter                the numerator ``b``, the denominator ``a`` and the signal ``x``
+                       (``zi=None``)
+=====================  ==================================================================
+
+The convolutions are one primitive, the full N-d convolution, whose adjoint is the full
+convolution of the cotangent with the other operand conjugated and reversed, cropped
+(DERIVATIONS.md §Convolution, eqs. C1–C2); 'same' and 'valid' crop its output.  ``lfilter``
+is a primitive whose adjoints are filters themselves (DERIVATIONS.md §Linear filter, eqs.
+F1–F4): the signal's is the filter run backwards in time with conjugated coefficients,
+the coefficients' are correlations of that backward run with the input and the output.
+Every rule is written with differentiable calls, so derivatives of any order exist.
+
+Example:
+    >>> import numpy as np, diffsci as ds
+    >>> from diffsci.scipy import signal
+    >>> x = np.array([1.0, 0.0, 0.0, 0.0])
+    >>> ds.grad(lambda a1: signal.lfilter([1.0], [1.0, a1], x)[2])(-0.5)  # d(a1²)/da1
+    -1.0
+
+References:
+    A. V. Oppenheim, R. W. Schafer, *Discrete-Time Signal Processing*, 3rd ed., Pearson
+    2010, §6.1 (the direct-form difference equation that ``lfilter`` evaluates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import signal as _signal
+
+from .._core import defjvp, defvjp, getval, primitive
+from ..numpy import _wrap as W
+from ..numpy._composite import _numpy_on_plain
+from ..numpy._more import _arr, _centered, _conv_full_p
+
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve", "lfilter"]
+
+_METHODS = ("auto", "direct", "fft")
+_MODES = ("full", "same", "valid")
+
+
+def _shape(x):
+    return np.shape(getval(x))
+
+
+def _check(in1, in2, mode, method, name):
+    if mode not in _MODES:
+        raise ValueError(f"diffsci.scipy.signal.{name}: mode must be one of {_MODES}, got "
+                         f"{mode!r}")
+    if method not in _METHODS:
+        raise ValueError(f"diffsci.scipy.signal.{name}: method must be one of {_METHODS}, got "
+                         f"{method!r}")
+    s1, s2 = _shape(in1), _shape(in2)
+    if len(s1) != len(s2):
+        raise ValueError(f"diffsci.scipy.signal.{name}: in1 and in2 should have the same "
+                         f"dimensionality, got shapes {s1} and {s2}")
+    if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2))
+                                or all(b >= a for a, b in zip(s1, s2))):
+        raise ValueError(f"diffsci.scipy.signal.{name}: for 'valid' mode, one must be at "
+                         f"least as large as the other in every dimension, got shapes {s1} "
+                         f"and {s2}")
+
+
+def _crop(full, s1, s2, mode):
+    if mode == "full":
+        return full
+    if mode == "same":
+        return _centered(full, s1)
+    return _centered(full, tuple(abs(a - b) + 1 for a, b in zip(s1, s2)))
+
+
+@_numpy_on_plain(_signal.convolve)
+def convolve(in1, in2, mode="full", method="auto"):
+    """``scipy.signal.convolve``, differentiable in both inputs (DERIVATIONS.md eq. C1).
+
+    Args:
+        in1, in2: arrays of the same dimension.
+        mode: 'full', 'same' (the centre, of ``in1``'s shape) or 'valid'.
+        method: 'auto', 'direct' or 'fft', as in SciPy (the adjoints use the same one).
+
+    Returns:
+        The convolution, as ``scipy.signal.convolve`` returns it.
+
+    Raises:
+        ValueError: unknown mode/method, inputs of different dimension, or 'valid' inputs
+            where neither is at least as large as the other in every dimension.
+    """
+    in1, in2 = _arr(in1), _arr(in2)
+    _check(in1, in2, mode, method, "convolve")
+    if len(_shape(in1)) == 0:
+        return W.multiply(in1, in2)
+    full = _conv_full_p(in1, in2, how=method)
+    return _crop(full, _shape(in1), _shape(in2), mode)
+
+
+@_numpy_on_plain(_signal.correlate)
+def correlate(in1, in2, mode="full", method="auto"):
+    """``scipy.signal.correlate``: the convolution of ``in1`` with ``in2`` reversed along
+    every axis and conjugated; differentiable in both inputs."""
+    in1, in2 = _arr(in1), _arr(in2)
+    _check(in1, in2, mode, method, "correlate")
+    if len(_shape(in1)) == 0:
+        return W.multiply(in1, W.conjugate(in2))
+    return convolve(in1, W.conjugate(W.flip(in2)), mode, method)
+
+
+@_numpy_on_plain(_signal.fftconvolve)
+def fftconvolve(in1, in2, mode="full", axes=None):
+    """``scipy.signal.fftconvolve`` (``axes=None`` on traced values)."""
+    if axes is not None:
+        raise NotImplementedError("diffsci.scipy.signal.fftconvolve: axes= is not supported "
+                                  "on traced values; use axes=None")
+    return convolve(in1, in2, mode, "fft")
+
+
+def _check2d(in1, in2, boundary, fillvalue, name):
+    if boundary not in ("fill",) or fillvalue != 0:
+        raise NotImplementedError(f"diffsci.scipy.signal.{name}: only boundary='fill' with "
+                                  f"fillvalue=0 on traced values, got boundary={boundary!r}, "
+                                  f"fillvalue={fillvalue!r}")
+    if len(_shape(in1)) != 2 or len(_shape(in2)) != 2:
+        raise ValueError(f"diffsci.scipy.signal.{name}: in1 and in2 should both be 2-D "
+                         f"arrays, got shapes {_shape(in1)} and {_shape(in2)}")
+
+
+@_numpy_on_plain(_signal.convolve2d)
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = _arr(in1), _arr(in2)
+    _check2d(in1, in2, boundary, fillvalue, "convolve2d")
+    return convolve(in1, in2, mode, "direct")
+
+
+@_numpy_on_plain(_signal.correlate2d)
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = _arr(in1), _arr(in2)
+    _check2d(in1, in2, boundary, fillvalue, "correlate2d")
+    if mode != "same":
+        return correlate(in1, in2, mode, "direct")
+    # correlate2d centres 'same' at m // 2 (correlate at (m - 1) // 2): crop the full one.
+    full = correlate(in1, in2, "full", "direct")
+    return W.getitem(full, tuple(slice(m // 2, m // 2 + n)
+                                 for n, m in zip(_shape(in1), _shape(in2))))
+
+
+# ---------------------------------------------------------------- lfilter
+def _lfilter(b, a, x, *, axis=-1):
+    return _signal.lfilter(b, a, x, axis=axis)
+
+
+_lfilter_p = primitive(_lfilter, name="lfilter")
+
+
+def _real_if(g, like):
+    return np.real(g) if np.iscomplexobj(g) and not np.iscomplexobj(like) else g
+
+
+def _backward(g, a, axis):
+    """r = (1/A)ᴴ g: the all-pole filter 1/conj(A) run backwards in time (eq. F2)."""
+    one = np.ones(1, np.result_type(getval(a)))
+    return np.flip(_lfilter_p(one, np.conj(a), np.flip(g, axis), axis=axis), axis)
+
+
+def _lags(r, s, ncoef, axis):
+    """c_k = Σ_n r[n + k] conj(s[n]) over every axis, for k = 0 .. ncoef - 1 (eqs. F3-F4)."""
+    r, s = np.moveaxis(r, axis, -1), np.moveaxis(s, axis, -1)
+    n = np.shape(r)[-1]
+    out = [np.sum(r[..., k:] * np.conj(s[..., :n - k])) if k < n else
+           np.zeros((), np.result_type(getval(r), getval(s))) for k in range(ncoef)]
+    return np.stack(out)
+
+
+def _lfilter_vjp_b(g, ans, b, a, x, axis=-1):
+    return _real_if(_lags(_backward(g, a, axis), x, np.shape(b)[0], axis), b)
+
+
+def _lfilter_vjp_a(g, ans, b, a, x, axis=-1):
+    return _real_if(-_lags(_backward(g, a, axis), ans, np.shape(a)[0], axis), a)
+
+
+def _lfilter_vjp_x(g, ans, b, a, x, axis=-1):
+    # eq. F1: the filter with conjugated coefficients, backwards in time.
+    out = np.flip(_lfilter_p(np.conj(b), np.conj(a), np.flip(g, axis), axis=axis), axis)
+    return _real_if(out, x)
+
+
+defvjp(_lfilter_p, _lfilter_vjp_b, _lfilter_vjp_a, _lfilter_vjp_x)
+# A y = B x  =>  ẏ = (Ḃ x - Ȧ y + B ẋ) / A  (eq. F0): each term is a filter.
+defjvp(_lfilter_p,
+       lambda t, ans, b, a, x, axis=-1: _lfilter_p(t, a, x, axis=axis),
+       lambda t, ans, b, a, x, axis=-1: -_lfilter_p(t, a, ans, axis=axis),
+       lambda t, ans, b, a, x, axis=-1: _lfilter_p(b, a, t, axis=axis))
+
+
+@_numpy_on_plain(_signal.lfilter)
+def lfilter(b, a, x, axis=-1, zi=None):
+    """``scipy.signal.lfilter``: y with a[0] y[n] = Σ_k b[k] x[n-k] - Σ_{k≥1} a[k] y[n-k],
+    differentiable in ``b``, ``a`` and ``x`` (DERIVATIONS.md §Linear filter, eqs. F0–F4).
+
+    Args:
+        b, a: 1-d numerator and denominator coefficients (``a[0] != 0``).
+        x: the signal, filtered along ``axis``.
+        axis: the time axis of ``x``.
+        zi: initial conditions; only ``None`` on traced values.
+
+    Returns:
+        The filtered signal, of ``x``'s shape.
+
+    Raises:
+        ValueError: ``b`` or ``a`` not 1-d, or ``a[0] == 0``.
+        NotImplementedError: ``zi`` given with traced values.
+    """
+    if zi is not None:
+        raise NotImplementedError("diffsci.scipy.signal.lfilter: zi= is not supported on "
+                                  "traced values")
+    b, a, x = _arr(b), _arr(a), _arr(x)
+    if len(_shape(b)) != 1 or len(_shape(a)) != 1:
+        raise ValueError(f"diffsci.scipy.signal.lfilter: b and a must be 1-d coefficient "
+                         f"vectors, got shapes {_shape(b)} and {_shape(a)}")
+    if getval(a)[0] == 0:
+        raise ValueError("diffsci.scipy.signal.lfilter: a[0] must be nonzero")
+    return _lfilter_p(b, a, x, axis=axis)

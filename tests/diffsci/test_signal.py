@@ -1,0 +1,152 @@
+"""diffsci.scipy.signal: values equal SciPy's; gradients against finite differences (to
+second order, both modes) and against dense Jacobians built from SciPy itself."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.signal as ss
+
+import diffsci as ds
+import diffsci.numpy as dnp
+from diffsci.scipy import signal
+from diffsci.testing import check_grads
+
+R = np.random.default_rng(3)
+
+
+def traced_value(f, *args):
+    return ds.pullback(f, *args)[0]
+
+
+def dense_jacobian(linear, shape):
+    """Jacobian of a linear map, column by column from unit arrays of ``shape``."""
+    n = int(np.prod(shape))
+    cols = [np.ravel(linear(e.reshape(shape))) for e in np.eye(n)]
+    return np.stack(cols, axis=-1)
+
+
+SHAPES = [((5,), (3,)), ((2,), (4,)), ((4,), (4,)), ((3, 4), (2, 2)), ((2, 3), (3, 2)),
+          ((2, 2), (3, 4)), ((1,), (1,))]
+
+
+@pytest.mark.parametrize("s1,s2", SHAPES)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_convolve_correlate_equal_scipy_and_their_jacobians(s1, s2, mode, method):
+    if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2))
+                                or all(b >= a for a, b in zip(s1, s2))):
+        pytest.skip("no valid output for these shapes")
+    a, v = R.standard_normal(s1), R.standard_normal(s2) + 0.5j * R.standard_normal(s2)
+    for ours, theirs in ((signal.convolve, ss.convolve), (signal.correlate, ss.correlate)):
+        want = theirs(a, v, mode, method)
+        np.testing.assert_allclose(traced_value(lambda a, v: ours(a, v, mode, method), a, v),
+                                   want, rtol=1e-12, atol=1e-12)
+        for argnum in (0, 1):
+            def f(x):
+                args = (x, v) if argnum == 0 else (a, x)
+                return dnp.real(ours(*args, mode, method))
+            x0 = (a, v.real)[argnum]
+            jac = ds.jacobian(f)(x0).reshape(want.size, -1)
+            ref = dense_jacobian(lambda e: theirs(*((e, v) if argnum == 0 else (a, e)), mode,
+                                                  method).real, x0.shape)
+            np.testing.assert_allclose(jac, ref, atol=1e-11)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, v: signal.convolve(a, v, "same"),
+    lambda a, v: signal.correlate(a, v, "valid", method="direct"),
+    lambda a, v: signal.fftconvolve(a, v),
+    lambda a, v: signal.convolve2d(a, v, "same"),
+    lambda a, v: signal.correlate2d(a, v),
+])
+def test_convolution_gradients_second_order(f):
+    check_grads(f, (R.standard_normal((4, 3)), R.standard_normal((2, 2))), order=2,
+                modes=("rev", "fwd"))
+
+
+def test_fftconvolve_and_2d_equal_scipy():
+    a, v = R.standard_normal((4, 5)), R.standard_normal((3, 2))
+    for ours, theirs in ((signal.fftconvolve, ss.fftconvolve), (signal.convolve2d, ss.convolve2d),
+                         (signal.correlate2d, ss.correlate2d)):
+        for mode in ("full", "same", "valid"):
+            np.testing.assert_allclose(traced_value(lambda a: ours(a, v, mode), a),
+                                       theirs(a, v, mode), rtol=1e-12, atol=1e-13)
+
+
+# ---------------------------------------------------------------- lfilter
+FILTERS = [  # (b, a): FIR, one pole, two poles (stable), a[0] != 1, complex
+    (np.array([0.5, 0.2, -0.1]), np.array([1.0])),
+    (np.array([1.0]), np.array([1.0, -0.6])),
+    (np.array([0.3, 0.1]), np.array([1.0, -0.5, 0.2])),
+    (np.array([0.4, 0.2, 0.1, 0.05]), np.array([2.0, 0.3])),
+    (np.array([0.5 + 0.2j, 0.1]), np.array([1.0, -0.3 + 0.4j])),
+]
+
+
+@pytest.mark.parametrize("b,a", FILTERS)
+def test_lfilter_equals_scipy_and_its_jacobian_in_x(b, a):
+    x = R.standard_normal((2, 7))
+    for axis in (-1, 0):
+        want = ss.lfilter(b, a, x, axis=axis)
+        np.testing.assert_allclose(traced_value(lambda x: signal.lfilter(b, a, x, axis), x),
+                                   want, rtol=1e-13, atol=1e-14)
+        jac = ds.jacobian(lambda x: dnp.real(signal.lfilter(b, a, x, axis)))(x)
+        ref = dense_jacobian(lambda e: ss.lfilter(b, a, e, axis=axis).real, x.shape)
+        np.testing.assert_allclose(jac.reshape(x.size, x.size), ref, atol=1e-13)
+
+
+@pytest.mark.parametrize("b,a", FILTERS)
+def test_lfilter_gradients_in_all_arguments_second_order(b, a):
+    x = R.standard_normal((2, 6))
+    if np.iscomplexobj(b):
+        x = x + 1j * R.standard_normal(x.shape)
+    check_grads(lambda b, a, x: signal.lfilter(b, a, x), (b, a, x), order=2,
+                modes=("rev", "fwd"))
+    check_grads(lambda b, a, x: signal.lfilter(b, a, x, axis=0), (b, a, x.T), order=1,
+                modes=("rev", "fwd"))
+
+
+def test_lfilter_coefficient_gradients_closed_form():
+    # One pole: the impulse response is y[n] = p^n, so dy[n]/dp = n p^(n-1).
+    p, n = 0.7, np.arange(8)
+    imp = np.eye(1, 8)[0]
+    jac = ds.jacobian(lambda p: signal.lfilter([1.0], dnp.stack([1.0, -p]), imp))(p)
+    np.testing.assert_allclose(jac, n * p ** np.maximum(n - 1, 0), rtol=1e-13)
+    # Linear in b: the columns are the filter applied to the delayed input.
+    a, x = np.array([1.0, -0.5, 0.2]), R.standard_normal(9)
+    jb = ds.jacobian(lambda b: signal.lfilter(b, a, x))(np.array([0.3, 0.1, 0.2]))
+    np.testing.assert_allclose(jb, dense_jacobian(lambda e: ss.lfilter(e, a, x), (3,)),
+                               atol=1e-14)
+
+
+def test_plain_values_are_scipys():
+    b, a, x = FILTERS[2][0], FILTERS[2][1], R.standard_normal(10)
+    assert np.array_equal(signal.lfilter(b, a, x), ss.lfilter(b, a, x))
+    assert np.array_equal(signal.convolve(x, b), ss.convolve(x, b))
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda x: signal.convolve(x, x[None]), ValueError, "same dimensionality"),
+    (lambda x: signal.convolve(x, x, mode="middle"), ValueError, "mode must be"),
+    (lambda x: signal.convolve(x[None, :2], x[:, None], "valid"), ValueError, "at least as large"),
+    (lambda x: signal.fftconvolve(x, x, axes=0), NotImplementedError, "axes="),
+    (lambda x: signal.lfilter(x, [0.0, 1.0], x), ValueError, "a\\[0\\]"),
+    (lambda x: signal.lfilter(x[None], [1.0], x), ValueError, "1-d"),
+    (lambda x: signal.lfilter(x, [1.0], x, zi=[0.0, 0.0]), NotImplementedError, "zi="),
+    (lambda x: signal.convolve2d(x[None], x[None], boundary="wrap"), NotImplementedError,
+     "boundary"),
+])
+def test_bad_input_names_the_function(call, exc, match):
+    with pytest.raises(exc, match=match):
+        ds.grad(lambda x: dnp.sum(dnp.real(call(x))))(np.array([0.3, 1.4, -0.6]))
+
+
+def test_convolution_is_commutative_in_value_and_gradient():
+    a, v = R.standard_normal(6), R.standard_normal(4)
+    for m1, m2 in itertools.product(["direct", "fft"], repeat=2):
+        np.testing.assert_allclose(traced_value(lambda a: signal.convolve(a, v, method=m1), a),
+                                   traced_value(lambda a: signal.convolve(v, a, method=m2), a),
+                                   atol=1e-12)
