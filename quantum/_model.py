@@ -575,8 +575,18 @@ class Program:
         """bool[G]: whether row g touches the top bit (wire 0) — the rows the two-way split
         sweeps (``_kernels.run_forward_split`` ...) run on the whole state."""
         top = 1 << max(self.n_qubits - 1, 0)
-        return np.array([bool(_touched(int(k), r) & top) for k, r in zip(self.kinds, self.ints)],
+        return np.array([bool(m & top) for m in self.touched],
                         dtype=np.bool_).reshape(self.kinds.size)
+
+    @cached_property
+    def touched(self) -> tuple[int, ...]:
+        """The bit mask each row reads or writes (``_touched``); a ``K_DATA`` row carries its
+        ``K_CHAN2`` row's mask, so that every run of rows the split and blocked sweeps cut
+        (``top_rows``, ``low_rows``) holds a two-wire channel together with its payload."""
+        out = []
+        for k, r in zip(self.kinds, self.ints):
+            out.append(out[-1] if int(k) == K_DATA and out else _touched(int(k), r))
+        return tuple(out)
 
     def low_rows(self, bits: int) -> np.ndarray:
         """bool[G]: whether row g touches only bits below ``bits`` (the rows the cache-blocked
@@ -584,8 +594,7 @@ class Program:
         cache = self.__dict__.setdefault("_low_rows", {})
         if bits not in cache:
             mask = ~((1 << bits) - 1)
-            cache[bits] = np.array([not (_touched(int(k), r) & mask)
-                                    for k, r in zip(self.kinds, self.ints)],
+            cache[bits] = np.array([not (m & mask) for m in self.touched],
                                    dtype=np.bool_).reshape(self.kinds.size)
         return cache[bits]
 
@@ -618,14 +627,19 @@ PAIR_WINDOW = 64
 
 
 def _touched(kind: int, row) -> int:
-    """The bit mask a program row reads or writes."""
-    b0, b1, cmask, xmask, zmask, _ = row
+    """The bit mask a program row reads or writes, by kind (a ``K_DATA`` row touches nothing
+    itself: ``Program.touched`` gives it its ``K_CHAN2`` row's mask)."""
+    b0, b1, cmask, xmask, zmask, _ = (int(v) for v in row)
     if kind == K_ROT:
         return xmask | zmask | cmask
     if kind == K_PHASE:
         return cmask
-    if kind in (K_MAT2, K_SWAP):
+    if kind in (K_MAT2, K_SWAP, K_CHAN):  # K_CHAN: (row bit, column bit)
         return (1 << b0) | (1 << b1) | cmask
+    if kind == K_CHAN2:  # (row w0, row w1, column w0, column w1)
+        return (1 << b0) | (1 << b1) | (1 << cmask) | (1 << xmask)
+    if kind == K_DATA:
+        return 0
     return (1 << b0) | cmask
 
 
