@@ -1,4 +1,10 @@
-"""``diffsci.scipy.stats``: the normal distribution ``norm``, differentiable in x, loc and scale.
+"""``diffsci.scipy.stats``: scipy.stats' distributions, differentiable in x and every parameter.
+
+The continuous distributions (``t``, ``chi2``, ``gamma``, ``beta`` ... in
+:mod:`diffsci.scipy._stats_continuous`), the discrete ones (``poisson``, ``binom`` ...
+in :mod:`diffsci.scipy._stats_discrete`) and the multivariate ones
+(``multivariate_normal``, ``dirichlet``, ``multinomial`` in
+:mod:`diffsci.scipy._stats_multivariate`) are re-exported here; ``norm`` is below.
 
 ``norm`` mirrors ``scipy.stats.norm``: ``norm.cdf(x, loc=0, scale=1)`` and
 friends, and the frozen form ``norm(loc, scale).cdf(x)``.  Every method is a
@@ -23,8 +29,45 @@ import numpy as np
 
 from .._core import getval
 from . import special
+from ._stats_continuous import (  # noqa: E402, F401
+    CONTINUOUS,
+    beta,
+    cauchy,
+    chi2,
+    expon,
+    f,
+    gamma,
+    gennorm,
+    gumbel_l,
+    gumbel_r,
+    invgamma,
+    laplace,
+    logistic,
+    lognorm,
+    pareto,
+    t,
+    truncnorm,
+    uniform,
+    vonmises,
+    weibull_min,
+)
+from ._stats_discrete import (  # noqa: E402, F401
+    DISCRETE,
+    bernoulli,
+    betabinom,
+    binom,
+    geom,
+    nbinom,
+    poisson,
+)
+from ._stats_multivariate import (  # noqa: E402, F401
+    MULTIVARIATE,
+    dirichlet,
+    multinomial,
+    multivariate_normal,
+)
 
-__all__ = ["norm"]
+__all__ = sorted(["norm"] + CONTINUOUS + DISCRETE + MULTIVARIATE)
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 

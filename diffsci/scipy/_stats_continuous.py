@@ -1,0 +1,600 @@
+"""Continuous distributions of ``diffsci.scipy.stats``: one table of composites each.
+
+Every formula is standardised (``z = (x - loc)/scale``) and written with
+:mod:`diffsci.scipy.special` functions, so gradients flow to ``x``, ``loc``,
+``scale`` and every shape parameter (derivatives of ``gammainc``/``betainc`` in
+their shape parameters included).  Quantiles without a closed form are SciPy's
+values with implicit-function-theorem derivatives (:func:`implicit_ppf`).
+
+References: N. L. Johnson, S. Kotz, N. Balakrishnan, "Continuous Univariate
+Distributions" (Wiley, 1994-95), vols. 1-2, for every density and distribution
+function below; the SciPy reference of each ``scipy.stats`` distribution for the
+parametrisation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sc
+import scipy.stats as st
+
+from .._core import getval
+from . import special as S
+from ._stats_base import Continuous, implicit_ppf
+
+_LOG2 = math.log(2.0)
+_LOGPI = math.log(math.pi)
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _pos(v):
+    return v > 0
+
+
+_POS = (_pos, "positive")
+
+
+def _log1mexp(u):
+    """``log(1 - exp(-u))`` for ``u > 0``, accurate for small and large u (both branches safe)."""
+    big = getval(u) > _LOG2
+    ub = np.where(big, u, 1.0)
+    us = np.where(big, 1.0, u)
+    return np.where(big, np.log1p(-np.exp(-ub)), np.log(-np.expm1(-us)))
+
+
+def _at_zero(z, f, slope):
+    """``f(z)`` with its value and slope at z = 0 exactly given by ``(0.5, slope)``.
+
+    Used where a formula in ``z**2`` has a removable 0 * inf in its derivative at z = 0.
+    """
+    zero = np.asarray(getval(z)) == 0
+    if not np.any(zero):
+        return f(z)
+    zs = np.where(zero, 1.0, z)
+    return np.where(zero, 0.5 + slope * z, f(zs))
+
+
+class t_gen(Continuous):
+    """Student's t with ``df`` degrees of freedom (``scipy.stats.t``)."""
+
+    name, shapes, rules = "t", ("df",), {"df": _POS}
+
+    def _logpdf(self, z, df):
+        return (S.gammaln((df + 1) / 2) - S.gammaln(df / 2) - 0.5 * (np.log(df) + _LOGPI)
+                - (df + 1) / 2 * np.log1p(z * z / df))
+
+    def _cdf(self, z, df):
+        # 1 - I_{df/(df+z^2)}(df/2, 1/2)/2 for z > 0, mirrored for z < 0
+        def f(z):
+            tail = 0.5 * S.betainc(df / 2, 0.5, df / (df + z * z))
+            return np.where(z > 0, 1 - tail, tail)
+        return _at_zero(z, f, np.exp(self._logpdf(0.0, df)))
+
+    def _sf(self, z, df):
+        return self._cdf(-z, df)
+
+    def _ppf(self, q, df):
+        return _t_ppf(q, df)
+
+
+def _t_std_cdf(x, df):
+    return t._cdf(x, df)
+
+
+def _t_std_pdf(x, df):
+    return np.exp(t._logpdf(x, df))
+
+
+t = t_gen()
+_t_ppf = implicit_ppf("t", lambda q, df: sc.stdtrit(df, q), _t_std_cdf, _t_std_pdf, 1)
+
+
+class chi2_gen(Continuous):
+    """The chi-squared distribution with ``df`` degrees of freedom (``scipy.stats.chi2``)."""
+
+    name, shapes, rules, _lo, _inner = "chi2", ("df",), {"df": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, df):
+        return S.xlogy(df / 2 - 1, z) - z / 2 - S.gammaln(df / 2) - df / 2 * _LOG2
+
+    def _cdf(self, z, df):
+        return S.gammainc(df / 2, z / 2)
+
+    def _sf(self, z, df):
+        return S.gammaincc(df / 2, z / 2)
+
+    def _ppf(self, q, df):
+        return 2 * _gamma_ppf(q, df / 2)
+
+    def _isf(self, q, df):
+        return 2 * _gamma_isf(q, df / 2)
+
+
+class gamma_gen(Continuous):
+    """The gamma distribution with shape ``a`` (``scipy.stats.gamma``)."""
+
+    name, shapes, rules, _lo, _inner = "gamma", ("a",), {"a": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, a):
+        return S.xlogy(a - 1, z) - z - S.gammaln(a)
+
+    def _cdf(self, z, a):
+        return S.gammainc(a, z)
+
+    def _sf(self, z, a):
+        return S.gammaincc(a, z)
+
+    def _ppf(self, q, a):
+        return _gamma_ppf(q, a)
+
+    def _isf(self, q, a):
+        return _gamma_isf(q, a)
+
+
+gamma = gamma_gen()
+chi2 = chi2_gen()
+_gamma_ppf = implicit_ppf("gamma", lambda q, a: sc.gammaincinv(a, q), gamma._cdf,
+                          lambda x, a: np.exp(gamma._logpdf(x, a)), 1)
+_gamma_isf = implicit_ppf("gamma_isf", lambda q, a: sc.gammainccinv(a, q), gamma._sf,
+                          lambda x, a: -np.exp(gamma._logpdf(x, a)), 1)
+
+
+class beta_gen(Continuous):
+    """The beta distribution with shapes ``a``, ``b`` on [0, 1] (``scipy.stats.beta``)."""
+
+    name, shapes, rules, _lo, _hi = "beta", ("a", "b"), {"a": _POS, "b": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, a, b):
+        return S.xlogy(a - 1, z) + S.xlog1py(b - 1, -z) - S.betaln(a, b)
+
+    def _cdf(self, z, a, b):
+        return S.betainc(a, b, z)
+
+    def _sf(self, z, a, b):
+        return S.betainc(b, a, 1 - z)
+
+    def _ppf(self, q, a, b):
+        return _beta_ppf(q, a, b)
+
+
+beta = beta_gen()
+_beta_ppf = implicit_ppf("beta", lambda q, a, b: sc.betaincinv(a, b, q), beta._cdf,
+                         lambda x, a, b: np.exp(beta._logpdf(x, a, b)), 2)
+
+
+class f_gen(Continuous):
+    """Fisher's F with ``dfn``, ``dfd`` degrees of freedom (``scipy.stats.f``)."""
+
+    name, shapes, rules, _lo, _inner = "f", ("dfn", "dfd"), {"dfn": _POS, "dfd": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, m, n):
+        return (m / 2 * np.log(m / n) + S.xlogy(m / 2 - 1, z)
+                - (m + n) / 2 * np.log1p(m * z / n) - S.betaln(m / 2, n / 2))
+
+    def _cdf(self, z, m, n):
+        return S.betainc(m / 2, n / 2, m * z / (m * z + n))
+
+    def _sf(self, z, m, n):
+        return S.betainc(n / 2, m / 2, n / (m * z + n))
+
+    def _ppf(self, q, m, n):
+        return _f_ppf(q, m, n)
+
+
+f = f_gen()
+_f_ppf = implicit_ppf("f", lambda q, m, n: sc.fdtri(m, n, q), f._cdf,
+                      lambda x, m, n: np.exp(f._logpdf(x, m, n)), 2)
+
+
+class invgamma_gen(Continuous):
+    """The inverse gamma distribution with shape ``a`` (``scipy.stats.invgamma``)."""
+
+    name, shapes, rules, _lo, _inner = "invgamma", ("a",), {"a": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, a):
+        return -(a + 1) * np.log(z) - 1 / z - S.gammaln(a)
+
+    def _cdf(self, z, a):
+        return S.gammaincc(a, 1 / z)
+
+    def _sf(self, z, a):
+        return S.gammainc(a, 1 / z)
+
+    def _ppf(self, q, a):
+        return 1 / _gamma_isf(q, a)
+
+    def _isf(self, q, a):
+        return 1 / _gamma_ppf(q, a)
+
+
+invgamma = invgamma_gen()
+
+
+class expon_gen(Continuous):
+    """The exponential distribution (``scipy.stats.expon``)."""
+
+    name, _lo, _inner = "expon", 0.0, 1.0
+
+    def _logpdf(self, z):
+        return -z
+
+    def _cdf(self, z):
+        return -np.expm1(-z)
+
+    def _logcdf(self, z):
+        return _log1mexp(z)
+
+    def _sf(self, z):
+        return np.exp(-z)
+
+    def _logsf(self, z):
+        return -z
+
+    def _ppf(self, q):
+        return -np.log1p(-q)
+
+    def _isf(self, q):
+        return -np.log(q)
+
+
+expon = expon_gen()
+
+
+class laplace_gen(Continuous):
+    """The Laplace (double exponential) distribution (``scipy.stats.laplace``)."""
+
+    name = "laplace"
+
+    def _logpdf(self, z):
+        return -np.abs(z) - _LOG2
+
+    def _cdf(self, z):
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
+
+    def _sf(self, z):
+        return self._cdf(-z)
+
+    def _ppf(self, q):
+        return np.where(q < 0.5, np.log(2 * np.minimum(q, 0.5)),
+                        -np.log(2 * (1 - np.maximum(q, 0.5))))
+
+    def _isf(self, q):
+        return -self._ppf(q)
+
+
+laplace = laplace_gen()
+
+
+class logistic_gen(Continuous):
+    """The logistic distribution (``scipy.stats.logistic``)."""
+
+    name = "logistic"
+
+    def _logpdf(self, z):
+        return S.log_expit(z) + S.log_expit(-z)
+
+    def _cdf(self, z):
+        return S.expit(z)
+
+    def _logcdf(self, z):
+        return S.log_expit(z)
+
+    def _sf(self, z):
+        return S.expit(-z)
+
+    def _logsf(self, z):
+        return S.log_expit(-z)
+
+    def _ppf(self, q):
+        return S.logit(q)
+
+    def _isf(self, q):
+        return -S.logit(q)
+
+
+logistic = logistic_gen()
+
+
+class cauchy_gen(Continuous):
+    """The Cauchy distribution (``scipy.stats.cauchy``)."""
+
+    name = "cauchy"
+
+    def _logpdf(self, z):
+        return -_LOGPI - np.log1p(z * z)
+
+    def _cdf(self, z):
+        return 0.5 + np.arctan(z) / math.pi
+
+    def _sf(self, z):
+        return 0.5 - np.arctan(z) / math.pi
+
+    def _ppf(self, q):
+        return np.tan(math.pi * (q - 0.5))
+
+    def _isf(self, q):
+        return np.tan(math.pi * (0.5 - q))
+
+
+cauchy = cauchy_gen()
+
+
+class uniform_gen(Continuous):
+    """The uniform distribution on [loc, loc + scale] (``scipy.stats.uniform``)."""
+
+    name, _lo, _hi = "uniform", 0.0, 1.0
+
+    def _logpdf(self, z):
+        return 0.0 * z
+
+    def _cdf(self, z):
+        return z
+
+    def _sf(self, z):
+        return 1 - z
+
+    def _ppf(self, q):
+        return q
+
+    def _isf(self, q):
+        return 1 - q
+
+
+uniform = uniform_gen()
+
+
+class lognorm_gen(Continuous):
+    """The log-normal distribution with shape ``s`` (``scipy.stats.lognorm``)."""
+
+    name, shapes, rules, _lo, _inner = "lognorm", ("s",), {"s": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, s):
+        lz = np.log(z)
+        return -lz - np.log(s) - _HALF_LOG_2PI - 0.5 * (lz / s) ** 2
+
+    def _cdf(self, z, s):
+        return S.ndtr(np.log(z) / s)
+
+    def _logcdf(self, z, s):
+        return S.log_ndtr(np.log(z) / s)
+
+    def _sf(self, z, s):
+        return S.ndtr(-np.log(z) / s)
+
+    def _logsf(self, z, s):
+        return S.log_ndtr(-np.log(z) / s)
+
+    def _ppf(self, q, s):
+        return np.exp(s * S.ndtri(q))
+
+    def _isf(self, q, s):
+        return np.exp(-s * S.ndtri(q))
+
+
+lognorm = lognorm_gen()
+
+
+class truncnorm_gen(Continuous):
+    """The standard normal truncated to [a, b] (``scipy.stats.truncnorm``)."""
+
+    name, shapes = "truncnorm", ("a", "b")
+    rules = {"a": (lambda v: v < np.inf, "less than +inf (and below b)"),
+             "b": (lambda v: v > -np.inf, "greater than -inf (and above a)")}
+
+    def _support(self, a, b):
+        return a, b
+
+    def _parse(self, method, args, kwds):
+        shapes, loc, scale = super()._parse(method, args, kwds)
+        a, b = (np.asarray(getval(v)) for v in shapes)
+        if np.any(a >= b):
+            raise ValueError(f"diffsci.scipy.stats.truncnorm.{method}: a must be less than b, "
+                             f"got a={a!r}, b={b!r}")
+        return shapes, loc, scale
+
+    @staticmethod
+    def _mass(a, b):
+        # Phi(b) - Phi(a), from the tail where it is small (no cancellation)
+        right = a > 0
+        return np.where(right, S.ndtr(-a) - S.ndtr(-b), S.ndtr(b) - S.ndtr(a))
+
+    def _logpdf(self, z, a, b):
+        return -0.5 * z * z - _HALF_LOG_2PI - np.log(self._mass(a, b))
+
+    def _cdf(self, z, a, b):
+        right = a > 0
+        num = np.where(right, S.ndtr(-a) - S.ndtr(-z), S.ndtr(z) - S.ndtr(a))
+        return num / self._mass(a, b)
+
+    def _sf(self, z, a, b):
+        right = a > 0
+        num = np.where(right, S.ndtr(-z) - S.ndtr(-b), S.ndtr(b) - S.ndtr(z))
+        return num / self._mass(a, b)
+
+    def _ppf(self, q, a, b):
+        return _truncnorm_ppf(q, a, b)
+
+    def _inner_point(self, s):
+        a, b = (np.asarray(getval(v), float) for v in s)
+        return np.where(np.isfinite(a) & np.isfinite(b), (a + b) / 2,
+                        np.where(np.isfinite(a), a + 1.0, np.where(np.isfinite(b), b - 1.0, 0.0)))
+
+
+truncnorm = truncnorm_gen()
+_truncnorm_ppf = implicit_ppf("truncnorm", lambda q, a, b: st.truncnorm.ppf(q, a, b),
+                              truncnorm._cdf, lambda x, a, b: np.exp(truncnorm._logpdf(x, a, b)),
+                              2)
+
+
+class vonmises_gen(Continuous):
+    """The von Mises distribution with concentration ``kappa`` (``scipy.stats.vonmises``).
+
+    Only ``pdf`` and ``logpdf``: SciPy's density is 2 pi-periodic in ``x`` (no support
+    restriction), and its ``cdf`` (a series) is not differentiated here in ``kappa``.
+    """
+
+    name, shapes, rules = "vonmises", ("kappa",), {"kappa": _POS}
+    methods = ("pdf", "logpdf")
+
+    def _logpdf(self, z, kappa):
+        # log(exp(kappa cos z) / (2 pi I0(kappa))) with I0 = exp(kappa) i0e(kappa)
+        return kappa * (np.cos(z) - 1) - np.log(2 * math.pi * S.i0e(kappa))
+
+    def _no(self, *_, **__):
+        raise NotImplementedError("diffsci.scipy.stats.vonmises: only pdf and logpdf are "
+                                  "implemented")
+
+    cdf = logcdf = sf = logsf = ppf = isf = _no
+
+
+vonmises = vonmises_gen()
+
+
+class gennorm_gen(Continuous):
+    """The generalised normal distribution with shape ``beta`` (``scipy.stats.gennorm``)."""
+
+    name, shapes, rules = "gennorm", ("beta",), {"beta": _POS}
+
+    def _logpdf(self, z, beta):
+        return np.log(beta) - _LOG2 - S.gammaln(1 / beta) - np.abs(z) ** beta
+
+    def _cdf(self, z, beta):
+        half = 0.5 * S.gammaincc(1 / beta, np.abs(z) ** beta)
+        return np.where(z > 0, 1 - half, half)
+
+    def _sf(self, z, beta):
+        return self._cdf(-z, beta)
+
+    def _ppf(self, q, beta):
+        tail = np.minimum(q, 1 - q)
+        r = _gamma_isf(2 * tail, 1 / beta) ** (1 / beta)
+        return np.where(q > 0.5, r, -r)
+
+
+gennorm = gennorm_gen()
+
+
+class pareto_gen(Continuous):
+    """The Pareto distribution with shape ``b`` on [1, inf) (``scipy.stats.pareto``)."""
+
+    name, shapes, rules, _lo, _inner = "pareto", ("b",), {"b": _POS}, 1.0, 2.0
+
+    def _logpdf(self, z, b):
+        return np.log(b) - (b + 1) * np.log(z)
+
+    def _cdf(self, z, b):
+        return -np.expm1(-b * np.log(z))
+
+    def _logcdf(self, z, b):
+        return _log1mexp(b * np.log(z))
+
+    def _sf(self, z, b):
+        return np.exp(-b * np.log(z))
+
+    def _logsf(self, z, b):
+        return -b * np.log(z)
+
+    def _ppf(self, q, b):
+        return np.exp(-np.log1p(-q) / b)
+
+    def _isf(self, q, b):
+        return np.exp(-np.log(q) / b)
+
+
+pareto = pareto_gen()
+
+
+class gumbel_r_gen(Continuous):
+    """The right-skewed Gumbel distribution (``scipy.stats.gumbel_r``)."""
+
+    name = "gumbel_r"
+
+    def _logpdf(self, z):
+        return -z - np.exp(-z)
+
+    def _cdf(self, z):
+        return np.exp(-np.exp(-z))
+
+    def _logcdf(self, z):
+        return -np.exp(-z)
+
+    def _sf(self, z):
+        return -np.expm1(-np.exp(-z))
+
+    def _logsf(self, z):
+        return _log1mexp(np.exp(-z))
+
+    def _ppf(self, q):
+        return -np.log(-np.log(q))
+
+    def _isf(self, q):
+        return -np.log(-np.log1p(-q))
+
+
+gumbel_r = gumbel_r_gen()
+
+
+class gumbel_l_gen(Continuous):
+    """The left-skewed Gumbel distribution (``scipy.stats.gumbel_l``)."""
+
+    name = "gumbel_l"
+
+    def _logpdf(self, z):
+        return z - np.exp(z)
+
+    def _cdf(self, z):
+        return -np.expm1(-np.exp(z))
+
+    def _logcdf(self, z):
+        return _log1mexp(np.exp(z))
+
+    def _sf(self, z):
+        return np.exp(-np.exp(z))
+
+    def _logsf(self, z):
+        return -np.exp(z)
+
+    def _ppf(self, q):
+        return np.log(-np.log1p(-q))
+
+    def _isf(self, q):
+        return np.log(-np.log(q))
+
+
+gumbel_l = gumbel_l_gen()
+
+
+class weibull_min_gen(Continuous):
+    """The Weibull distribution with shape ``c`` (``scipy.stats.weibull_min``)."""
+
+    name, shapes, rules, _lo, _inner = "weibull_min", ("c",), {"c": _POS}, 0.0, 1.0
+
+    def _logpdf(self, z, c):
+        return np.log(c) + S.xlogy(c - 1, z) - z ** c
+
+    def _cdf(self, z, c):
+        return -np.expm1(-z ** c)
+
+    def _logcdf(self, z, c):
+        return _log1mexp(z ** c)
+
+    def _sf(self, z, c):
+        return np.exp(-z ** c)
+
+    def _logsf(self, z, c):
+        return -z ** c
+
+    def _ppf(self, q, c):
+        return (-np.log1p(-q)) ** (1 / c)
+
+    def _isf(self, q, c):
+        return (-np.log(q)) ** (1 / c)
+
+
+weibull_min = weibull_min_gen()
+
+CONTINUOUS = ["beta", "cauchy", "chi2", "expon", "f", "gamma", "gennorm", "gumbel_l",
+              "gumbel_r", "invgamma", "laplace", "logistic", "lognorm", "pareto", "t",
+              "truncnorm", "uniform", "vonmises", "weibull_min"]
