@@ -11,8 +11,12 @@
 
 Gradients: ``adjoint="backprop"`` (through the solver), ``"checkpoint"`` (the same, in bounded
 memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic"`` (Li et al.
-2020). Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)`` with an embedded
-error estimate (heun, milstein) or step doubling (``error_estimate=``). Fitting:
+2020); every method differentiates ``y0`` and ``params``, values the drift and diffusion close
+over only ``"backprop"`` (the others refuse them, never a silent zero). Noise: the seeded
+``BrownianInterval`` sdeint makes (``return_brownian=True`` hands it back), a ``BrownianPath``,
+or your own increments: subclass ``AbstractBrownian`` with ``increment(s, t)`` or
+``__call__(s, t)``. Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)`` with an
+embedded error estimate (heun, milstein) or step doubling (``error_estimate=``). Fitting:
 ``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Model fast paths (Numba kernels
 with hand-written adjoints, numba.cuda forward kernels): ``ou_paths``, ``gbm_paths``,
 ``cir_paths``, ``heston_paths``, ``langevin_paths``. Derivations of the hand-written

@@ -1,7 +1,8 @@
 """Brownian motion that returns the same increment for the same interval, every time.
 
-Two sources, one interface (:class:`AbstractBrownian`): ``increment(s, t)`` is ``W(t) − W(s)``, an
-array of the path's ``shape`` (typically ``(batch, m)``).
+Two sources, one interface (:class:`AbstractBrownian`, which users subclass to supply their own
+increments): ``increment(s, t)`` (or ``bm(s, t)``) is ``W(t) − W(s)``, an array of the path's
+``shape`` (typically ``(batch, m)``).
 
 * :class:`BrownianPath` stores the path on a grid (fast, O(grid) memory), optionally with the
   space-time Lévy area of each grid step (needed by SRA1).
@@ -44,7 +45,7 @@ import numpy as np
 
 from . import _kernels
 
-__all__ = ["AbstractBrownian", "BrownianInterval", "BrownianPath"]
+__all__ = ["AbstractBrownian", "BrownianInterval", "BrownianPath", "checked"]
 
 _SALT_DYADIC = 1
 _SALT_ROOT = 2
@@ -83,20 +84,80 @@ def _time_key(seed, t):
 
 
 class AbstractBrownian(abc.ABC):
-    """A Brownian motion on ``[t0, t1]`` of a fixed ``shape``, queried by interval.
+    """A Brownian motion on ``[t0, t1]`` of a fixed ``shape``, queried by interval — the protocol
+    :func:`sde.sdeint` steps on; subclass it to supply your own increments.
+
+    A subclass sets the attributes below (in ``__init__`` or as class attributes) and overrides
+    :meth:`increment` or ``__call__`` (either one: each defaults to the other, so torchsde's
+    ``BaseBrownian.__call__(ta, tb)`` style works as is). ``sdeint`` checks the attributes once
+    and every increment it receives (shape and finiteness, naming ``brownian``). The gradient
+    methods query the steps in their own order (reverse for the adjoints, repeatedly for
+    checkpointing), so a query must return the same increment every time it is asked.
 
     Attributes:
-        t0, t1: the time span.
-        shape: the shape of one increment, e.g. ``(batch, m)``.
-        dtype: the dtype of increments returned.
-        has_levy_area: whether :meth:`levy_area` is available.
+        t0, t1: the time span (floats, ``t0 < t1``).
+        shape: the shape of one increment, ``(batch, m)`` for ``sdeint``.
+        dtype: the dtype of increments returned (default float64).
+        has_levy_area: whether :meth:`levy_area` is available (default False; the SRA1 and
+            SRI solvers need it).
+
+    Example:
+        >>> class Table(AbstractBrownian):  # increments stored per step of a fixed grid
+        ...     def __init__(self, ts, dW):
+        ...         self.ts, self.dW = np.asarray(ts), np.asarray(dW)
+        ...         self.t0, self.t1, self.shape = self.ts[0], self.ts[-1], self.dW.shape[1:]
+        ...     def __call__(self, s, t):
+        ...         i, j = np.searchsorted(self.ts, [s, t])
+        ...         return self.dW[i:j].sum(axis=0)
+        >>> bm = Table(np.linspace(0, 1, 5), np.full((4, 2, 1), 0.1))
+        >>> bm.increment(0.25, 1.0)
+        array([[0.3],
+               [0.3]])
     """
 
     t0: float
     t1: float
     shape: tuple[int, ...]
-    dtype: np.dtype
+    dtype: np.dtype = np.dtype(np.float64)
     has_levy_area: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.increment is AbstractBrownian.increment and \
+                cls.__call__ is AbstractBrownian.__call__:
+            raise TypeError(
+                f"{cls.__name__}: a subclass of sde.AbstractBrownian must define "
+                f"increment(self, s, t) or __call__(self, s, t), returning W(t) - W(s)"
+            )
+
+    def increment(self, s: float, t: float) -> np.ndarray:
+        """``W(t) − W(s)``, an array of ``shape``, the same on every call (by default
+        ``self(s, t)``).
+
+        Raises:
+            ValueError: s or t is outside ``[t0, t1]`` (the built-in sources).
+        """
+        return self(s, t)
+
+    def __call__(self, s: float, t: float) -> np.ndarray:
+        """Same as :meth:`increment` (by default ``self.increment(s, t)``)."""
+        return self.increment(s, t)
+
+    def levy_area(self, s: float, t: float) -> np.ndarray:
+        """The space-time Lévy area ``H(s, t) = (1/h)∫_s^t (W_u − W_s − (u−s)/h W(s,t)) du``.
+
+        Raises:
+            ValueError: this source does not generate it.
+        """
+        raise ValueError(
+            f"{type(self).__name__} does not generate space-time Lévy area (needed by the "
+            f"SRA1 and SRI solvers); use BrownianPath(..., levy_area=True) on the solver's "
+            f"grid, or let sdeint make one"
+        )
+
+
+class _PointBrownian(AbstractBrownian):
+    """A built-in source that computes points ``W(t) − W(t0)``; increments are differences."""
 
     @abc.abstractmethod
     def _point(self, t: float) -> np.ndarray:
@@ -122,24 +183,8 @@ class AbstractBrownian(abc.ABC):
         t = self._check_time(t, "increment")
         return (self._point(t) - self._point(s)).astype(self.dtype, copy=False)
 
-    def __call__(self, s: float, t: float) -> np.ndarray:
-        """Same as :meth:`increment`."""
-        return self.increment(s, t)
 
-    def levy_area(self, s: float, t: float) -> np.ndarray:
-        """The space-time Lévy area ``H(s, t) = (1/h)∫_s^t (W_u − W_s − (u−s)/h W(s,t)) du``.
-
-        Raises:
-            ValueError: this source does not generate it.
-        """
-        raise ValueError(
-            f"{type(self).__name__} does not generate space-time Lévy area (needed by the "
-            f"SRA1 and SRI solvers); use BrownianPath(..., levy_area=True) on the solver's "
-            f"grid, or let sdeint make one"
-        )
-
-
-class BrownianInterval(AbstractBrownian):
+class BrownianInterval(_PointBrownian):
     """A seeded Brownian tree: any increment, any order, same answer, O(log) cost, bounded memory.
 
     Args:
@@ -285,7 +330,7 @@ class BrownianInterval(AbstractBrownian):
 
 
 @dataclass(eq=False)
-class BrownianPath(AbstractBrownian):
+class BrownianPath(_PointBrownian):
     """A Brownian path stored on a time grid (and bridged, consistently, between grid points).
 
     Args:
@@ -399,3 +444,60 @@ class BrownianPath(AbstractBrownian):
                 f"BrownianPath.levy_area: [{s!r}, {t!r}] is not one step of the stored grid"
             )
         return self._H[i].astype(self.dtype, copy=False)
+
+
+class _Checked(AbstractBrownian):
+    """A user's Brownian motion as sdeint steps on it: every increment (and Lévy area) is made
+    an array, checked for shape and finiteness, and cast to the source's dtype."""
+
+    def __init__(self, inner, shape):
+        self.inner, self.shape = inner, shape
+        self.t0, self.t1 = inner.t0, inner.t1
+        self.dtype, self.has_levy_area = inner.dtype, inner.has_levy_area
+
+    def _check(self, v, what, s, t):
+        name = f"brownian.{what}({float(s)!r}, {float(t)!r}) ({type(self.inner).__name__})"
+        try:
+            arr = np.asarray(v, dtype=self.dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"sdeint: {name} returned {type(v).__name__}, not an array of "
+                            f"shape {self.shape} ({e})") from None
+        if arr.shape != self.shape:
+            raise ValueError(f"sdeint: {name} returned shape {arr.shape}, expected the "
+                             f"brownian's shape {self.shape} (batch, m)")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"sdeint: {name} returned non-finite values")
+        return arr
+
+    def increment(self, s, t):
+        return self._check(self.inner.increment(s, t), "increment", s, t)
+
+    def levy_area(self, s, t):
+        return self._check(self.inner.levy_area(s, t), "levy_area", s, t)
+
+
+def checked(brownian, who="sdeint"):
+    """Validate a Brownian motion's attributes (naming ``who`` and the type) and return what
+    to step on: a built-in source as is, a user's subclass wrapped in checks of every
+    increment. Raises TypeError (not an AbstractBrownian, attributes missing or of the wrong
+    kind) or ValueError (a bad span)."""
+    kind = type(brownian).__name__
+    if not isinstance(brownian, AbstractBrownian):
+        raise TypeError(f"{who}: brownian must be an sde.AbstractBrownian (BrownianInterval, "
+                        f"BrownianPath, or a subclass of your own), got {kind}")
+    for attr in ("t0", "t1", "shape"):
+        if not hasattr(brownian, attr):
+            raise TypeError(f"{who}: brownian ({kind}) has no attribute {attr!r}; a subclass "
+                            f"of sde.AbstractBrownian sets t0, t1 and shape")
+    try:
+        t0, t1 = float(brownian.t0), float(brownian.t1)
+        shape = tuple(int(n) for n in brownian.shape)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: brownian ({kind}) needs numbers t0, t1 and a tuple of ints "
+                        f"shape, got t0={brownian.t0!r}, t1={brownian.t1!r}, "
+                        f"shape={brownian.shape!r}") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
+        raise ValueError(f"{who}: brownian ({kind}) needs finite t0 < t1, got t0={t0}, t1={t1}")
+    if isinstance(brownian, _PointBrownian):
+        return brownian
+    return _Checked(brownian, shape)

@@ -14,7 +14,7 @@ from diffsci.extend import getval
 from . import _validate
 from ._adaptive import select_grid
 from ._adjoint import stochastic_adjoint_solve
-from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
+from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath, checked
 from ._grid import Grid, make_grid
 from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise, as_enum
 from ._reversible import reversible_solve
@@ -173,7 +173,8 @@ def _check_adaptive(solver, brownian, ts, batch, m, seed, rtol, atol, dt_min, ma
     if not isinstance(brownian, BrownianInterval):
         raise ValueError(
             f"sdeint: adaptive=True needs brownian to be a BrownianInterval (rejected steps "
-            f"re-query sub-intervals of the same path), got {type(brownian).__name__}"
+            f"re-query sub-intervals of the same path), got "
+            f"{type(getattr(brownian, 'inner', brownian)).__name__}"
         )
     return brownian
 
@@ -219,7 +220,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
            brownian: AbstractBrownian | None = None, adjoint=Adjoint.BACKPROP,
            snapshots: int = 8, adaptive: bool = False, rtol: float = 1e-3,
            atol: float = 1e-6, dt_min: float | None = None, max_steps: int = 100_000,
-           error_estimate=None):
+           error_estimate=None, return_brownian: bool = False):
     """Solve ``sde`` from ``y0`` at ``ts[0]`` and return the solution at every time in ``ts``.
 
     Args:
@@ -239,8 +240,11 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         dt: the largest step; each save interval gets uniform steps of at most dt. Default: the
             smallest save spacing. With ``adaptive=True``: the first step tried.
         seed: the seed of the Brownian motion made when ``brownian`` is not given.
-        brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts`` (a
-            BrownianInterval must resolve the smallest step: ``tol`` <= it).
+        brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts``: a
+            :class:`BrownianInterval` (its ``tol`` <= the smallest step), a
+            :class:`BrownianPath`, or your own subclass of :class:`AbstractBrownian` (define
+            ``increment(s, t)`` or ``__call__(s, t)``; each increment is checked for shape and
+            finiteness). Default: one made from ``seed`` (see ``return_brownian``).
         adjoint: an :class:`Adjoint` (or its string): ``"backprop"``, ``"checkpoint"``,
             ``"reversible"``, ``"stochastic"``.
         snapshots: the snapshots per save interval with ``adjoint="checkpoint"``.
@@ -258,9 +262,13 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         error_estimate: an :class:`ErrorEstimate` (or its string): ``"embedded"`` (the
             solver's embedded pair: heun, milstein) or ``"doubling"`` (step doubling, any
             one-step solver). Default: embedded when the solver has a pair, else doubling.
+        return_brownian: also return the Brownian motion the solve used (the one sdeint made
+            when ``brownian`` is not given: a BrownianInterval, or a BrownianPath with Lévy
+            area for SRA1/SRI), to re-use its path elsewhere.
 
     Returns:
-        ``ys`` of shape ``(len(ts), batch, d)`` (``(len(ts), d)`` for a 1-D y0).
+        ``ys`` of shape ``(len(ts), batch, d)`` (``(len(ts), d)`` for a 1-D y0); with
+        ``return_brownian=True``, ``(ys, brownian)``.
 
     Raises:
         ValueError: bad ts, dt, y0 shape, drift/diffusion output shape (both shapes named),
@@ -305,18 +313,16 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     seed = _validate.count(seed, "seed", who, 0)
     snapshots = _validate.count(snapshots, "snapshots", who, 1)
     adaptive = _validate.flag(adaptive, "adaptive", who)
+    return_brownian = _validate.flag(return_brownian, "return_brownian", who)
     solver = _resolve_solver(method, sde, adjoint)
     t0 = float(ts[0])
     m, closure_level = _check_outputs(sde, _plain(y0), _plain(params), t0)
     level = trace_level((y0, params))
     _check_closures(adjoint, closure_level, level)
     batch = np.shape(getval(y0))[0]
+    user_brownian = brownian
     if brownian is not None:
-        if not isinstance(brownian, AbstractBrownian):
-            raise TypeError(
-                f"sdeint: brownian must be a BrownianPath or BrownianInterval, got "
-                f"{type(brownian).__name__}"
-            )
+        brownian = checked(brownian)
         if tuple(brownian.shape) != (batch, m):
             raise ValueError(
                 f"sdeint: brownian has shape {tuple(brownian.shape)}, expected (batch, m) = "
@@ -330,7 +336,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
         if solver.needs_levy_area and not brownian.has_levy_area:
             raise ValueError(
                 f"sdeint: method {solver.method.value!r} needs the space-time Lévy area of each "
-                f"step, which brownian ({type(brownian).__name__}) does not generate; pass "
+                f"step, which brownian ({type(user_brownian).__name__}) does not generate; pass "
                 f"BrownianPath(..., levy_area=True) on the solver's grid, or omit brownian= "
                 f"(sdeint then makes one)"
             )
@@ -353,4 +359,7 @@ def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0
     grid = Grid(times, save, brownian, solver.needs_levy_area)
     run = _GRADIENT_METHODS[adjoint](sde, solver, grid, snapshots, level)
     ys = run(y0, params)
-    return ys[:, 0] if squeeze else ys
+    ys = ys[:, 0] if squeeze else ys
+    if return_brownian:
+        return ys, brownian if user_brownian is None else user_brownian
+    return ys
