@@ -215,3 +215,30 @@ def _norm_jvp(t, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 defjvp(L._norm_p, _norm_jvp)
+
+
+# ---------------------------------------------------------------- eig, pinv
+def _eig_jvp(t, ans, a):
+    # P = V⁻¹ Ȧ V: ẇ = diag(P), V̇ = V C with C = F∘P off the diagonal and
+    # Re C_kk = -Re (VᴴV C_off)_kk (unit-norm eigenvectors), Im C_kk = 0 (LA6).
+    from ._vjps_linalg import _eig_parts
+
+    w, v, f = _eig_parts(ans)
+    n = np.shape(w)[-1]
+    p = L.solve(v, t @ v)
+    c_off = np.where(_eye(n), 0, f * p)
+    d = -np.real(np.diagonal(_H(v) @ v @ c_off, 0, -2, -1))
+    c = c_off + _diag_embed(d)
+    dw = np.diagonal(p, 0, -2, -1)
+    return W.concatenate([np.expand_dims(dw, -2), v @ c], axis=-2)
+
+
+def _pinv_jvp(t, x, a, rcond=None, hermitian=False):
+    # Ẋ = -X Ȧ X + X Xᴴ Ȧᴴ (I - A X) + (I - X A) Ȧᴴ Xᴴ X (Golub & Pereyra 1973; LA7).
+    xh, th = _H(x), _H(t)
+    return (-(x @ t @ x) + (x @ xh @ th - x @ xh @ th @ a @ x)
+            + (th @ xh @ x - x @ a @ th @ xh @ x))
+
+
+defjvp(L._eig_p, _eig_jvp)
+defjvp(L._pinv_p, _pinv_jvp)

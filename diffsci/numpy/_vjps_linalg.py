@@ -284,3 +284,39 @@ def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 defvjp(L._norm_p, _norm_vjp)
+
+
+# ---------------------------------------------------------------- eig, pinv
+def _eig_parts(ans):
+    w, v = ans[..., 0, :], ans[..., 1:, :]
+    n = np.shape(w)[-1]
+    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # w_j - w_i
+    f = np.where(_eye(n), 0, 1 / np.where(_eye(n), 1, gap))
+    return w, v, f
+
+
+def _eig_vjp(g, ans, a):
+    # P̄ = diag(w̄) + conj(F)∘(G - VᴴV diag(Re G))_off, G = Vᴴ V̄; Ā = V⁻ᴴ P̄ Vᴴ (LA6).
+    w, v, f = _eig_parts(ans)
+    gw, gv = g[..., 0, :], g[..., 1:, :]
+    n = np.shape(w)[-1]
+    vh = _H(v)
+    gg = vh @ gv
+    re_diag = np.real(np.diagonal(gg, 0, -2, -1))
+    ghat = gg - (vh @ v) * np.expand_dims(re_diag, -2)
+    pbar = np.where(_eye(n), np.expand_dims(gw, -2), np.conj(f) * ghat)
+    abar = np.linalg.solve(vh, pbar @ vh)
+    return _real_like(abar, a)
+
+
+def _pinv_vjp(g, x, a, rcond=None, hermitian=False):
+    # Ā = -Xᴴ G Xᴴ + (I - A X) Gᴴ X Xᴴ + Xᴴ X Gᴴ (I - X A), X = A⁺ (LA7).
+    xh, gh = _H(x), _H(g)
+    ax = a @ x
+    xa = x @ a
+    return (-(xh @ g @ xh) + (gh @ x @ xh - ax @ (gh @ x @ xh))
+            + (xh @ x @ gh - (xh @ x @ gh) @ xa))
+
+
+defvjp(L._eig_p, _eig_vjp)
+defvjp(L._pinv_p, _pinv_vjp)

@@ -34,15 +34,18 @@ from __future__ import annotations
 import numpy as np
 from numpy.linalg import LinAlgError  # noqa: F401  re-exported
 
-from .._core import getval, is_tracer, primitive
+from .._core import getval, is_tracer, nondifferentiable, primitive
 from . import _wrap as W
 from ._composite import _numpy_on_plain, cross, matrix_transpose, outer, vecdot  # noqa: F401
+from ._composite import _traced as _traced_tree
+from ._composite import asarray as _asarray
 from ._composite import diagonal as _diagonal
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-    "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr",
-    "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+    "cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+    "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
 # NumPy's own result types (namedtuples), so traced and plain results have one structure.
@@ -50,6 +53,7 @@ EighResult = type(np.linalg.eigh(np.eye(1)))
 SVDResult = type(np.linalg.svd(np.eye(1)))
 SlogdetResult = type(np.linalg.slogdet(np.eye(1)))
 QRResult = type(np.linalg.qr(np.eye(1)))
+EigResult = type(np.linalg.eig(np.eye(1)))
 
 matmul = W.matmul
 tensordot = W.tensordot
@@ -175,11 +179,24 @@ def _svdvals(a):
     return np.linalg.svd(a, compute_uv=False)
 
 
+def _eig_packed(a):
+    """eig as one complex array [..., n+1, n]: row 0 the eigenvalues, rows 1.. the vectors."""
+    w, v = np.linalg.eig(a)
+    dt = np.result_type(w.dtype, v.dtype, np.complex64)
+    return np.concatenate([w[..., None, :].astype(dt), v.astype(dt)], axis=-2)
+
+
+def _pinv(a, rcond=None, hermitian=False):
+    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)
+
+
 _logdet_p = primitive(_logdet, name="slogdet")
 _eigh_p = primitive(_eigh_packed, name="eigh")
 _svd_p = primitive(_svd_packed, name="svd")
 _svdvals_p = primitive(_svdvals, name="svdvals")
 _qr_p = primitive(_qr_packed, name="qr")
+_eig_p = primitive(_eig_packed, name="eig")
+_pinv_p = primitive(_pinv, name="pinv")
 
 
 # ---------------------------------------------------------------- unpacking wrappers
@@ -259,6 +276,191 @@ def svdvals(x, /):
     return _svdvals_p(x)
 
 
+def eig(a):
+    """``numpy.linalg.eig``: eigenvalues and unit-norm right eigenvectors, differentiable.
+
+    One primitive (``_eig_p``); the rules are those of derivation (LA6): with
+    ``P = V⁻¹ Ȧ V``, ``ẇ = diag(P)`` and ``V̇ = V C``, ``C_ij = P_ij / (w_j - w_i)`` off the
+    diagonal and ``Re C_kk`` keeping ``‖v_k‖ = 1``; reverse mode is the adjoint
+    ``Ā = V⁻ᴴ (diag(w̄) + conj(F)∘(G - VᴴV diag(Re G))_off) Vᴴ``, ``G = Vᴴ V̄``.
+
+    Args:
+        a: (..., n, n) real or complex matrix with distinct eigenvalues (where
+            eigenvector derivatives are wanted; eigenvalue derivatives need only simple
+            eigenvalues).
+
+    Returns:
+        NumPy's ``EigResult(eigenvalues, eigenvectors)``: complex, or real for real ``a``
+        whose eigenvalues are all real (as NumPy).
+
+    Raises:
+        LinAlgError: no convergence (NumPy's).
+
+    Example:
+        >>> import diffsci as ds
+        >>> import diffsci.numpy as dnp
+        >>> ds.grad(lambda a: dnp.sum(dnp.real(eig(a).eigenvalues)))(np.diag([1.0, 2.0]))
+        array([[1., 0.],
+               [0., 1.]])
+
+    References:
+        M. Giles (2008), §3.1; diffsci/DERIVATIONS.md, (LA6).  A loss must not depend on the
+        phase of the eigenvectors (LAPACK's gauge makes the largest entry real; the rules use
+        another).
+    """
+    if not _traced(a):
+        return np.linalg.eig(a)
+    p = _eig_p(a)
+    w = W.getitem(p, (Ellipsis, 0, slice(None)))
+    v = W.getitem(p, (Ellipsis, slice(1, None), slice(None)))
+    if not np.iscomplexobj(getval(a)) and np.all(np.imag(getval(w)) == 0):
+        w, v = W.real(w), W.real(v)  # NumPy returns real results then
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """``numpy.linalg.eigvals``: the eigenvalues of :func:`eig`, differentiable (LA6).
+
+    Args:
+        a: (..., n, n) real or complex matrix (simple eigenvalues where differentiated).
+
+    Returns:
+        The eigenvalues (complex, or real as NumPy returns them).
+
+    Example:
+        >>> eigvals(np.diag([1.0, 2.0]))
+        array([1., 2.])
+
+    References:
+        diffsci/DERIVATIONS.md, (LA6).
+    """
+    if not _traced(a):
+        return np.linalg.eigvals(a)
+    return eig(a).eigenvalues
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """``numpy.linalg.pinv``: the Moore-Penrose pseudo-inverse, differentiable.
+
+    One primitive; its rules (derivation (LA7)) hold where the rank is locally constant
+    (singular values below the cut-off are treated as exact zeros):
+    ``Ẋ = -X Ȧ X + X Xᴴ Ȧᴴ (I - A X) + (I - X A) Ȧᴴ Xᴴ X`` and its adjoint, written with
+    diffsci operations, so every order works.
+
+    Args:
+        a: (..., m, n) real or complex matrix.
+        rcond, rtol: NumPy's relative cut-off for small singular values (one of them).
+        hermitian: NumPy's (a is Hermitian).
+
+    Returns:
+        The (..., n, m) pseudo-inverse.
+
+    Example:
+        >>> pinv(np.array([[2.0, 0.0]]))
+        array([[0.5],
+               [0. ]])
+
+    References:
+        G. H. Golub and V. Pereyra, "The differentiation of pseudo-inverses and nonlinear
+        least squares problems whose variables separate", SIAM J. Numer. Anal. 10 (1973),
+        eq. (4.12); diffsci/DERIVATIONS.md, (LA7).
+    """
+    if rtol is not None:
+        if rcond is not None:
+            raise ValueError("diffsci.numpy.linalg.pinv: give rcond or rtol, not both")
+        rcond = rtol
+    if not _traced(a):
+        return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)
+    return _pinv_p(a, rcond=rcond, hermitian=hermitian)
+
+
+def lstsq(a, b, rcond=None):
+    """``numpy.linalg.lstsq``: the minimum-norm least-squares solution, differentiable.
+
+    ``x = pinv(a, rcond) @ b`` (the same solution NumPy's SVD-based driver returns, with the
+    same cut-off ``rcond`` relative to the largest singular value, default
+    ``max(m, n) eps``), so its derivative is that of :func:`pinv` (LA7).
+
+    Args:
+        a: (m, n) real or complex matrix.
+        b: (m,) or (m, k) right-hand side(s).
+        rcond: NumPy's cut-off for small singular values.
+
+    Returns:
+        ``(x, residuals, rank, s)`` as NumPy: residuals (squared 2-norms of ``b - a x`` per
+        column, differentiable) only when rank = n < m, else an empty array; rank plain;
+        ``s`` the singular values (differentiable).
+
+    Raises:
+        ValueError: ``a`` is not 2-D or ``b`` has the wrong number of rows.
+
+    Example:
+        >>> lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]))[0]
+        array([2.])
+
+    References:
+        Golub & Pereyra (1973); diffsci/DERIVATIONS.md, (LA7).
+    """
+    if not (_traced(a) or _traced(b)):
+        return np.linalg.lstsq(a, b, rcond=rcond)
+    shape_a, shape_b = np.shape(getval(a)), np.shape(getval(b))
+    if len(shape_a) != 2 or len(shape_b) not in (1, 2) or shape_b[0] != shape_a[0]:
+        raise ValueError(
+            f"diffsci.numpy.linalg.lstsq: a must be (m, n) and b (m,) or (m, k); got shapes "
+            f"{shape_a} and {shape_b}")
+    m, n = shape_a
+    cut = max(m, n) * np.finfo(np.result_type(getval(a), 1.0)).eps if rcond is None else rcond
+    x = W.matmul(pinv(a, rcond=cut), b)
+    rank = np.linalg.matrix_rank(getval(a), tol=None if rcond is None else
+                                 rcond * np.max(np.linalg.svd(getval(a), compute_uv=False),
+                                                initial=0))
+    s = _svdvals_p(a)
+    if rank == n and m > n:
+        r = W.subtract(b, W.matmul(a, x))
+        res = W.sum(W.real(W.multiply(W.conj(r), r)), axis=0)
+        if len(shape_b) == 1:
+            res = W.reshape(res, (1,))
+    else:
+        res = np.empty((0,), np.result_type(getval(a), getval(b), 1.0).type(0).real.dtype)
+    return x, res, rank, s
+
+
+matrix_rank = nondifferentiable(np.linalg.matrix_rank, name="matrix_rank")
+
+
+def cond(x, p=None):
+    """``numpy.linalg.cond``: the condition number, differentiable.
+
+    ``p`` None, 2, -2: the ratio of extreme singular values (through :func:`svdvals`);
+    otherwise ``norm(x, p) · norm(inv(x), p)`` over the last two axes.
+
+    Args:
+        x: (..., m, n) matrix (square for p other than None, ±2).
+        p: NumPy's order: None, 2, -2, 'fro', 'nuc', 1, -1, inf, -inf.
+
+    Returns:
+        The condition number(s), shape ``x.shape[:-2]``.
+
+    Raises:
+        LinAlgError: ``inv`` of a singular ``x`` (p other than None, ±2), naming inv.
+
+    Example:
+        >>> float(cond(np.diag([4.0, 2.0])))
+        2.0
+
+    References:
+        Golub & Van Loan, "Matrix Computations" (4th ed.), §2.6.2.
+    """
+    if not _traced(x):
+        return np.linalg.cond(x, p)
+    if p in (None, 2, -2):
+        s = _svdvals_p(x)
+        hi = W.getitem(s, (Ellipsis, 0))
+        lo = W.getitem(s, (Ellipsis, -1))
+        return W.true_divide(lo, hi) if p == -2 else W.true_divide(hi, lo)
+    return W.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
 # ---------------------------------------------------------------- norms
 def _keep(r, axes, keepdims):
     return W.expand_dims(r, tuple(sorted(axes))) if keepdims else r
@@ -267,6 +469,8 @@ def _keep(r, axes, keepdims):
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's keyword
     """``numpy.linalg.norm``: vector norms (any ord; gradient 0 at the zero vector) and
     matrix norms ('fro', 'nuc', ±1, ±2, ±inf; the spectral ones through the SVD)."""
+    if isinstance(x, (list, tuple)) and _traced_tree(x):  # a Python list of traced values
+        x = _asarray(x)
     if not _traced(x):
         return np.linalg.norm(x, ord, axis, keepdims)
     nd = np.ndim(getval(x))

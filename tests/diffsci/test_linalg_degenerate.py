@@ -7,6 +7,7 @@ Conventions are those of diffsci/DERIVATIONS.md, section "Linear algebra at dege
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import warnings
 
@@ -310,3 +311,103 @@ def test_matrix_norms_closed_forms():
                     ds.jacfwd(lambda x: dla.norm(x, ord_))(a)):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=str(ord_))
         check_grads(lambda x: dla.norm(x, ord_), (a,), order=2 if ord_ != "nuc" else 1)
+
+
+# ---------------------------------------------------------------- eig, pinv, lstsq, cond
+# Forward mode of the specs in specs_linalg.py (test_numpy_grads checks them in reverse mode).
+# test_numpy_grads first: it imports specs_linalg, which imports the samplers from it.
+importlib.import_module(f"{__package__}.test_numpy_grads")
+specs_linalg = importlib.import_module(f"{__package__}.specs_linalg")
+
+
+@pytest.mark.parametrize("k", range(len(specs_linalg.SPECS)),
+                         ids=[f"{s.name}-{k}" for k, s in enumerate(specs_linalg.SPECS)])
+def test_linalg_specs_forward_mode(k):
+    spec = specs_linalg.SPECS[k]
+    rng = np.random.default_rng(k)
+    args = tuple(sample(rng) for sample in spec.args)
+    check_grads(spec.fun, args, order=spec.order, modes=("fwd",))
+
+
+def test_eigenvalue_gradient_is_left_times_right_eigenvector():
+    # dλ_k/dA = conj(y_k x_kᵀ / (y_kᴴ x_k)) in diffsci's convention (cotangent of Re λ_k), with
+    # SciPy's left eigenvectors y_k (y_kᴴ A = λ_k y_kᴴ): independent of the rule's V⁻¹.
+    import scipy.linalg as sl
+
+    a = RNG.standard_normal((4, 4)) + 1j * RNG.standard_normal((4, 4))
+    w, yl, xr = sl.eig(a, left=True, right=True)
+    for k in range(4):
+        want = np.conj(np.outer(np.conj(yl[:, k]), xr[:, k]) / (np.conj(yl[:, k]) @ xr[:, k]))
+        got = ds.grad(lambda a: _match(dla.eigvals(a), w[k]))(a)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def _match(ws, target):
+    """Re of the traced eigenvalue closest to ``target`` (eig's order is LAPACK's)."""
+    k = int(np.argmin(np.abs(ds.extend.getval(ws) - target)))
+    return dnp.real(ws[k])
+
+
+def test_eig_of_a_real_matrix_with_real_spectrum_is_real_like_numpy():
+    a = specs_linalg._distinct_real_spectrum(3)(np.random.default_rng(1))
+    seen = {}
+
+    def loss(a):
+        w, v = dla.eig(a)
+        seen["dtypes"] = (np.result_type(ds.extend.getval(w)), np.result_type(ds.extend.getval(v)))
+        return dnp.sum(w)  # tr(a)
+
+    got = ds.grad(loss)(a)
+    assert seen["dtypes"] == (np.float64, np.float64) == tuple(x.dtype for x in np.linalg.eig(a))
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, np.eye(3), atol=1e-10)
+
+
+def test_pinv_and_lstsq_match_the_normal_equations():
+    a = RNG.standard_normal((5, 3))
+    b = RNG.standard_normal(5)
+
+    def normal_eq(a):  # (aᵀa)⁻¹ aᵀ for full column rank, through inv: an independent path
+        return dla.inv(a.T @ a) @ a.T
+
+    np.testing.assert_allclose(ds.jacobian(dla.pinv)(a), ds.jacobian(normal_eq)(a),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ds.jacfwd(dla.pinv)(a), ds.jacobian(normal_eq)(a),
+                               rtol=1e-10, atol=1e-12)
+    x_ref = lambda a, b: dla.solve(a.T @ a, a.T @ b)  # noqa: E731
+    for argnum in (0, 1):
+        np.testing.assert_allclose(
+            ds.jacobian(lambda a, b: dla.lstsq(a, b)[0], argnums=argnum)(a, b),
+            ds.jacobian(x_ref, argnums=argnum)(a, b), rtol=1e-10, atol=1e-12)
+
+
+def test_lstsq_values_match_numpy_when_traced():
+    a = RNG.standard_normal((5, 3))
+    b = RNG.standard_normal((5, 2))
+    want = np.linalg.lstsq(a, b)
+    seen = {}
+
+    def loss(a):
+        got = dla.lstsq(a, b)
+        seen["got"] = [ds.extend.getval(g) for g in got]
+        return dnp.sum(got[0])
+
+    ds.grad(loss)(a)
+    for g, w in zip(seen["got"], want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+
+
+def test_cond_gradient_closed_form():
+    a = RNG.standard_normal((3, 3))
+    u, s, vh = np.linalg.svd(a)
+    want = np.outer(u[:, 0], vh[0]) / s[-1] - s[0] / s[-1] ** 2 * np.outer(u[:, -1], vh[-1])
+    for got in (ds.grad(dla.cond)(a), ds.jacfwd(dla.cond)(a)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert dla.cond(a) == np.linalg.cond(a)
+
+
+def test_norm_of_a_list_of_traced_scalars():
+    got = ds.grad(lambda x, y: dla.norm([x, y]), argnums=(0, 1))(3.0, 4.0)
+    np.testing.assert_allclose(got, (0.6, 0.8), rtol=1e-15)
+    got = ds.jacfwd(lambda x: dla.norm([x, 2 * x, 2.0]))(1.0)
+    np.testing.assert_allclose(got, 5 / 3, rtol=1e-15)
