@@ -4,8 +4,8 @@ Scenes, materials, lights and cameras are frozen dataclasses (diffsci pytrees); 
 is one differentiable primitive whose gradient is a Scene-shaped pytree computed by a hand-written
 adjoint kernel (``raytrace/DERIVATIONS.md``). Materials may carry a bilinear image
 :class:`Texture`; ``render(..., edges=True)`` adds the visibility-edge term (silhouettes, also in
-planar mirrors, and hard-shadow boundaries); :func:`mse` is an image loss with shape checks;
-:func:`uv_sphere` builds a sphere mesh.
+planar mirrors, hard-shadow boundaries and the horizons of infinite planes); :func:`mse` is an
+image loss with shape checks; :func:`uv_sphere` builds a sphere mesh.
 
 Example:
     >>> import diffsci as ds, raytrace as rt

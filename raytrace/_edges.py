@@ -18,7 +18,8 @@ centres and radii, mirror planes and the camera. An edge hidden behind another o
 f(s − δn) = f(s + δn) and contributes nothing, so hidden samples are found first by one cheap
 closest-hit cast each (two for a mirror view) and skip the two radiance evaluations.
 
-Shadow boundaries are sampled by ``_shadow_edges.py`` (R12). Not covered (DERIVATIONS.md, R11):
+Shadow boundaries are sampled by ``_shadow_edges.py`` (R12), plane horizons by ``_horizon.py``
+(R16). Not covered (DERIVATIONS.md, R11):
 silhouettes reflected by spheres, triangles or meshes, or after two or more mirror bounces, and
 shadow boundaries seen in mirrors; for those the gradient has the interior term only.
 

@@ -24,6 +24,7 @@ from ._edges import (
     boundary_tangent,
     primary_boundary,
 )
+from ._horizon import horizon_boundary
 from ._model import DirectionalLight, Mesh, Plane, PointLight, Scene, Sphere, Triangle
 from ._pack import Packed, _build, camera_table, pack, unpack_cotangent
 from ._shadow_edges import shadow_boundary
@@ -234,11 +235,13 @@ def _render_bwd(res, g):
 
 
 def _boundaries(p, cam, depth, seed, edge_density, device="cpu"):
-    """The visibility-edge samples (silhouettes, also in planar mirrors; shadow boundaries)."""
+    """The visibility-edge samples (silhouettes, also in planar mirrors; shadow boundaries;
+    plane horizons)."""
     if edge_density <= 0:
         return ()
     return (primary_boundary(p, cam.width, cam.height, depth, edge_density, seed, device),
-            shadow_boundary(p, cam.width, cam.height, depth, edge_density, seed, device))
+            shadow_boundary(p, cam.width, cam.height, depth, edge_density, seed, device),
+            horizon_boundary(p, cam.width, cam.height, depth, edge_density, seed, device))
 
 
 def _fill_tangent(primal, tangent):
@@ -316,6 +319,8 @@ def check_options(depth, samples, seed, device, edges) -> tuple[int, int, int, s
         )
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise ValueError(f"render: seed: expected an int, got {seed!r}")
+    if isinstance(edges, np.bool_):
+        edges = bool(edges)
     if edges is True:
         edges = DEFAULT_EDGE_DENSITY
     if edges is False or edges is None:

@@ -30,16 +30,18 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
 
     Under ``diffsci.grad`` the gradient is a Scene-shaped pytree from the hand-written adjoint
     kernel; under ``diffsci.jvp`` a hand-written tangent kernel gives the image's directional
-    derivative (``raytrace/DERIVATIONS.md``, R1–R15). Second derivatives are not supported.
+    derivative (``raytrace/DERIVATIONS.md``, R1–R16). Second derivatives are not supported.
     Without the edge term the gradient is exact for parameters that move no visibility edge
     (light intensity and colour, directional-light colour; material colours, exponent,
     reflection; texels, UVs and texture axes; background) and, for geometry, camera and light
     position/direction, wherever no silhouette or shadow edge crosses a pixel sample under the
     perturbation. With ``edges=True`` the motion of silhouettes (seen directly or in a planar
-    mirror, clipped to the view so edges crossing the eye plane count) and of hard-shadow
-    boundaries is differentiated too (unbiased, by sampling), so those gradients are right
-    across object outlines and shadow edges. Not covered: silhouettes reflected by spheres,
-    triangles or meshes or after two mirror bounces, and shadows seen in mirrors (R11–R12).
+    mirror, clipped to the view so edges crossing the eye plane count), of hard-shadow
+    boundaries and of the horizons of infinite planes is differentiated too (unbiased, by
+    sampling), so those gradients are right across object outlines, shadow edges and horizons.
+    Not covered: silhouettes reflected by spheres, triangles or meshes or after two mirror
+    bounces, shadows and horizons seen in mirrors, and intersection curves of objects (R11,
+    R12, R16).
 
     Args:
         scene: a :class:`~raytrace.Scene`.
@@ -48,7 +50,8 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
         seed: seed of the sample jitter (same seed → same rays, also in the backward pass).
         edges: add the visibility-edge term to the gradient (Li et al. 2018 edge sampling of
             primary silhouettes of triangles, meshes and spheres, ``raytrace/_edges.py``, and of
-            the hard-shadow boundaries they cast, ``raytrace/_shadow_edges.py``). ``True``
+            the hard-shadow boundaries they cast, ``raytrace/_shadow_edges.py``, and the
+            horizons of planes, ``raytrace/_horizon.py``). ``True``
             samples 4 points per pixel of projected curve length; a float sets that density.
             The forward image is unchanged.
         device: ``"cpu"`` (Numba, parallel over pixels) or ``"cuda"`` (numba.cuda render,
