@@ -35,7 +35,9 @@ from ..numpy._vjps_linalg import _eigh_vjp, _fold
 
 __all__ = [
     "cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigvalsh", "expm", "expm_frechet",
-    "inv", "norm", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
+    "inv", "logm", "lu", "lu_factor", "lu_solve", "norm", "polar", "qr", "slogdet", "solve",
+    "solve_banded", "solve_continuous_lyapunov", "solve_discrete_lyapunov", "solve_sylvester",
+    "solve_triangular", "solveh_banded", "sqrtm", "svd", "svdvals",
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -931,3 +933,568 @@ def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):  # noqa: A0
     if not is_tracer(a):
         return sl.norm(a, ord=ord, axis=axis, keepdims=keepdims, check_finite=check_finite)
     return dla.norm(a, ord=ord, axis=axis, keepdims=keepdims)
+
+
+# ---------------------------------------------------------------- Sylvester and Lyapunov
+def _sylvester_plain(a, b, q):
+    return sl.solve_sylvester(a, b, q)
+
+
+_sylv_p = primitive(_sylvester_plain, name="solve_sylvester")
+
+
+def _sylv_adjoint(g, a, b):
+    """Y with Aᴴ Y + Y Bᴴ = G: the adjoint of Q ↦ X (derivation (LA8))."""
+    return _sylv_p(_H(a), _H(b), g)
+
+
+defvjp(_sylv_p,
+       lambda g, x, a, b, q: _like(-(_sylv_adjoint(g, a, b) @ _H(x)), a),
+       lambda g, x, a, b, q: _like(-(_H(x) @ _sylv_adjoint(g, a, b)), b),
+       lambda g, x, a, b, q: _like(_sylv_adjoint(g, a, b), q))
+defjvp(_sylv_p,
+       lambda t, x, a, b, q: _sylv_p(a, b, -(t @ x)),
+       lambda t, x, a, b, q: _sylv_p(a, b, -(x @ t)),
+       lambda t, x, a, b, q: _sylv_p(a, b, t))
+
+
+def _square_pair(a, b, q, fname):
+    n = _square(a, fname)
+    m = _square(b, fname, "b")
+    if np.shape(getval(q)) != (n, m):
+        raise ValueError(f"diffsci.scipy.linalg.{fname}: q must have shape ({n}, {m}) for a "
+                         f"{n} x {n} and b {m} x {m}, got {np.shape(getval(q))}")
+
+
+def solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester``: X with ``a X + X b = q``, differentiable in all three.
+
+    One primitive (Bartels-Stewart, SciPy's).  Forward: ``Ẋ = sylv(a, b, q̇ - ȧ X - X ḃ)``;
+    reverse: with ``Y = sylv(aᴴ, bᴴ, ḡ)``, ``q̄ = Y``, ``ā = -Y Xᴴ``, ``b̄ = -Xᴴ Y``
+    (derivation (LA8)).  The rules call the primitive, so every order works.
+
+    Args:
+        a: (n, n) real or complex matrix.
+        b: (m, m) matrix; a and -b must have no common eigenvalue.
+        q: (n, m) right-hand side.
+
+    Returns:
+        X, shape (n, m).
+
+    Raises:
+        ValueError: a or b is not square, or q's shape does not match.
+
+    Example:
+        >>> solve_sylvester(np.eye(2), np.eye(2), 2 * np.eye(2))
+        array([[1., 0.],
+               [0., 1.]])
+
+    References:
+        R. H. Bartels and G. W. Stewart, "Solution of the matrix equation AX + XB = C",
+        CACM 15 (1972); diffsci/DERIVATIONS.md, (LA8).
+    """
+    _square_pair(a, b, q, "solve_sylvester")
+    if not _traced(a, b, q):
+        return sl.solve_sylvester(a, b, q)
+    return _sylv_p(a, b, q)
+
+
+def solve_continuous_lyapunov(a, q):
+    """``scipy.linalg.solve_continuous_lyapunov``: X with ``a X + X aᴴ = q``, differentiable.
+
+    :func:`solve_sylvester` with ``b = aᴴ``, so the derivative in ``a`` is the sum of its
+    ``a`` and ``b`` rules (LA8).
+
+    Args:
+        a: (n, n) matrix with no pair of eigenvalues summing to 0 (λ_i + conj(λ_j) ≠ 0).
+        q: (n, n) right-hand side.
+
+    Returns:
+        X, shape (n, n).
+
+    Raises:
+        ValueError: a is not square or q's shape does not match.
+
+    Example:
+        >>> solve_continuous_lyapunov(-np.eye(2), -2 * np.eye(2))
+        array([[1., 0.],
+               [0., 1.]])
+
+    References:
+        Bartels & Stewart (1972); diffsci/DERIVATIONS.md, (LA8).
+    """
+    _square_pair(a, a, q, "solve_continuous_lyapunov")
+    if not _traced(a, q):
+        return sl.solve_continuous_lyapunov(a, q)
+    return _sylv_p(a, _H(a), q)
+
+
+def solve_discrete_lyapunov(a, q, method=None):
+    """``scipy.linalg.solve_discrete_lyapunov``: X with ``a X aᴴ - X + q = 0``, differentiable.
+
+    Traced input is solved directly (SciPy's ``method='direct'``) as the n² x n² linear
+    system ``(I - a ⊗ conj(a)) vec(X) = vec(q)`` (row-major vec) with
+    :func:`diffsci.numpy.linalg.solve`, so its derivative is that of ``solve``, ``kron`` and
+    the reshapes (every order).  O(n⁶): meant for n up to a few tens.
+
+    Args:
+        a: (n, n) matrix with no pair of eigenvalues with λ_i conj(λ_j) = 1.
+        q: (n, n) right-hand side.
+        method: SciPy's ('direct' or 'bilinear') for plain input; traced input uses 'direct'.
+
+    Returns:
+        X, shape (n, n).
+
+    Raises:
+        ValueError: a is not square or q's shape does not match.
+
+    Example:
+        >>> solve_discrete_lyapunov(np.zeros((2, 2)), np.eye(2))
+        array([[1., 0.],
+               [0., 1.]])
+
+    References:
+        SciPy's solve_discrete_lyapunov ('direct'); diffsci/DERIVATIONS.md, (LA8).
+    """
+    n = _square(a, "solve_discrete_lyapunov")
+    _square_pair(a, a, q, "solve_discrete_lyapunov")
+    if not _traced(a, q):
+        return sl.solve_discrete_lyapunov(a, q, method=method)
+    big = np.eye(n * n) - np.kron(a, cj(a))
+    return np.reshape(dla.solve(big, np.reshape(q, (n * n,))), (n, n))
+
+
+# ---------------------------------------------------------------- matrix functions
+def _sqrtm_plain(a):
+    return sl.sqrtm(a)
+
+
+def _logm_plain(a):
+    return sl.logm(a)
+
+
+_sqrtm_p = primitive(_sqrtm_plain, name="sqrtm")
+_logm_p = primitive(_logm_plain, name="logm")
+
+
+def _corner(f, a, e):
+    """The upper-right block of f([[a, e], [0, a]]): the Fréchet derivative L_f(a, e)."""
+    n = np.shape(getval(a))[-1]
+    return f(_block(a, e))[..., :n, n:]
+
+
+# X = sqrtm(A): X Ẋ + Ẋ X = Ȧ; the adjoint solves Xᴴ Y + Y Xᴴ = Ḡ (LA9).
+defjvp(_sqrtm_p, lambda t, x, a: _sylv_p(x, x, t))
+defvjp(_sqrtm_p, lambda g, x, a: _like(_sylv_p(_H(x), _H(x), g), a))
+# L = logm(A): L_log(A, E) is the corner block of logm([[A, E], [0, A]]), and its adjoint
+# L_log(Aᴴ, ·) (LA9).
+defjvp(_logm_p, lambda t, ans, a: _corner(_logm_p, a, t))
+defvjp(_logm_p, lambda g, ans, a: _like(_corner(_logm_p, _H(a), g), a))
+
+
+def sqrtm(A, disp=None, blocksize=None):
+    """``scipy.linalg.sqrtm``: the principal square root, differentiable to any order.
+
+    One primitive.  Forward: ``Ẋ`` solves the Sylvester equation ``X Ẋ + Ẋ X = Ȧ``;
+    reverse: ``Ā = Y`` with ``Xᴴ Y + Y Xᴴ = Ḡ`` (derivation (LA9)); both call
+    :func:`solve_sylvester` on the traced root, so higher orders follow.  Defined where A has
+    no eigenvalue on the closed negative real axis (X then has no λ_i + λ_j = 0).
+
+    Args:
+        A: (n, n) real or complex matrix.
+        disp, blocksize: SciPy's (deprecated there); passed on for plain input only.
+
+    Returns:
+        sqrt(A), shape (n, n) (complex where SciPy's is).
+
+    Raises:
+        ValueError: A is not square.
+
+    Example:
+        >>> sqrtm(np.diag([4.0, 9.0]))
+        array([[2., 0.],
+               [0., 3.]])
+
+    References:
+        N. J. Higham, "Functions of Matrices" (SIAM 2008), §6.1 (the Fréchet derivative of the
+        square root); diffsci/DERIVATIONS.md, (LA9).
+    """
+    _square(A, "sqrtm", "A")
+    if not is_tracer(A):
+        kw = {k: v for k, v in (("disp", disp), ("blocksize", blocksize)) if v is not None}
+        return sl.sqrtm(A, **kw)
+    return _sqrtm_p(A)
+
+
+def logm(A, disp=None):
+    """``scipy.linalg.logm``: the principal logarithm, differentiable to any order.
+
+    One primitive.  Its Fréchet derivative ``L(A, E)`` is the upper-right block of
+    ``logm([[A, E], [0, A]])`` and the reverse rule ``L(Aᴴ, Ḡ)`` (derivation (LA9)); both
+    call the primitive on the 2n x 2n block, so higher orders follow (each doubling n).
+
+    Args:
+        A: (n, n) real or complex matrix with no eigenvalue on the closed negative real axis.
+        disp: SciPy's (deprecated there); passed on for plain input only.
+
+    Returns:
+        log(A), shape (n, n) (complex where SciPy's is).
+
+    Raises:
+        ValueError: A is not square.
+
+    Example:
+        >>> logm(np.diag([1.0, np.e]))
+        array([[0., 0.],
+               [0., 1.]])
+
+    References:
+        Higham (2008), §3.2 (the block formula) and §11; diffsci/DERIVATIONS.md, (LA9).
+    """
+    _square(A, "logm", "A")
+    if not is_tracer(A):
+        return sl.logm(A) if disp is None else sl.logm(A, disp=disp)
+    return _logm_p(A)
+
+
+# ---------------------------------------------------------------- polar decomposition
+def _polar_plain(a):
+    u, p = sl.polar(a)
+    return np.concatenate([u, p.astype(u.dtype)], axis=-2)
+
+
+_polar_p = primitive(_polar_plain, name="polar")
+
+
+def _polar_parts(ans):
+    n = np.shape(getval(ans))[-1]
+    return ans[..., :n, :], ans[..., n:, :]
+
+
+def _polar_jvp(t, ans, a):
+    # a = u p: M = uᴴ ȧ = Ω p + ṗ, Ω anti-Hermitian, ṗ Hermitian, so p Ω + Ω p = M - Mᴴ:
+    # u̇ = u Ω, ṗ = M - Ω p (LA10).
+    u, p = _polar_parts(ans)
+    m = _H(u) @ t
+    om = _sylv_p(p, p, m - _H(m))
+    return np.concatenate([u @ om, m - om @ p], axis=-2)
+
+
+def _polar_vjp(g, ans, a):
+    # Y = sylv(p, p, uᴴ ū - p̄ p), M̄ = p̄ + Y - Yᴴ, ā = u M̄ (LA10).
+    u, p = _polar_parts(ans)
+    gu, gp = _polar_parts(g)
+    y = _sylv_p(p, p, _H(u) @ gu - gp @ p)
+    return _like(u @ (gp + y - _H(y)), a)
+
+
+defjvp(_polar_p, _polar_jvp)
+defvjp(_polar_p, _polar_vjp)
+
+
+def polar(a, side="right"):
+    """``scipy.linalg.polar``: ``a = u p`` (right) or ``a = p u`` (left), differentiable.
+
+    Traced input: a square, nonsingular matrix (where the factors are smooth).  One
+    primitive; with ``M = uᴴ ȧ`` the tangents are ``u̇ = u Ω``, ``ṗ = M - Ω p`` where the
+    anti-Hermitian Ω solves ``p Ω + Ω p = M - Mᴴ`` (derivation (LA10)); the left
+    decomposition is the right one of ``aᴴ``.  The rules call :func:`solve_sylvester`, so
+    higher orders follow.
+
+    Args:
+        a: (n, n) real or complex matrix (m x n for plain input, as SciPy).
+        side: 'right' or 'left'.
+
+    Returns:
+        ``(u, p)``: u unitary, p Hermitian positive definite.
+
+    Raises:
+        ValueError: side is not 'right' or 'left'.
+        NotImplementedError: a traced non-square a.
+
+    Example:
+        >>> polar(np.diag([2.0, -3.0]))[1]
+        array([[2., 0.],
+               [0., 3.]])
+
+    References:
+        N. J. Higham, "Functions of Matrices" (SIAM 2008), ch. 8; diffsci/DERIVATIONS.md, (LA10).
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"diffsci.scipy.linalg.polar: side must be 'right' or 'left', got "
+                         f"{side!r}")
+    if not is_tracer(a):
+        return sl.polar(a, side=side)
+    shape = np.shape(getval(a))
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise NotImplementedError(
+            f"diffsci.scipy.linalg.polar: traced a must be square (n x n), got shape {shape}")
+    if side == "left":
+        u, p = _polar_parts(_polar_p(_H(a)))
+        return _H(u), p
+    return _polar_parts(_polar_p(a))
+
+
+# ---------------------------------------------------------------- banded solves
+def _dense_from_band(ab, lower_diags, upper_diags, n):
+    """The n x n matrix with a[i, j] = ab[u + i - j, j] (LAPACK's band storage), built from
+    diagonals, so entries of ab outside the band's triangle corners get no gradient."""
+    out = 0
+    for k in range(-lower_diags, upper_diags + 1):  # offset k = j - i
+        row = ab[upper_diags - k]
+        vals = row[k:] if k >= 0 else row[:n + k]
+        out = out + np.diag(vals, k)
+    return out
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.solve_banded``: x with ``a x = b`` for a in band storage, differentiable.
+
+    The traced path rebuilds the dense matrix from the diagonals of ``ab`` (entries of
+    ``ab`` LAPACK does not read get gradient 0) and solves with
+    :func:`diffsci.numpy.linalg.solve`, so it differentiates in ``ab`` and ``b`` to any
+    order.  O(n³) instead of O(n (l + u)²): meant for modest n.
+
+    Args:
+        l_and_u: ``(l, u)``, the numbers of nonzero lower and upper diagonals.
+        ab: (l + u + 1, n) band storage: ``ab[u + i - j, j] = a[i, j]``.
+        b: (n,) or (n, k) right-hand side(s).
+        overwrite_ab, overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        x, shaped like b.
+
+    Raises:
+        ValueError: ab's shape does not match ``(l, u)`` or b has the wrong number of rows.
+        LinAlgError: a is singular (naming diffsci.numpy.linalg.solve).
+
+    Example:
+        >>> solve_banded((0, 0), np.array([[2.0, 4.0]]), np.ones(2))
+        array([0.5 , 0.25])
+
+    References:
+        LAPACK gbsv (band storage); diffsci/DERIVATIONS.md, (L1).
+    """
+    lo, up = (int(v) for v in l_and_u)
+    shape = np.shape(getval(ab))
+    if len(shape) != 2 or shape[0] != lo + up + 1:
+        raise ValueError(f"diffsci.scipy.linalg.solve_banded: ab must have l + u + 1 = "
+                         f"{lo + up + 1} rows (l, u = {lo}, {up}), got shape {shape}")
+    n = shape[1]
+    _rows(b, n, "solve_banded")
+    if not _traced(ab, b):
+        return sl.solve_banded((lo, up), ab, b, overwrite_ab=overwrite_ab,
+                               overwrite_b=overwrite_b, check_finite=check_finite)
+    return dla.solve(_dense_from_band(ab, lo, up, n), b)
+
+
+def solveh_banded(ab, b, overwrite_ab=False, overwrite_b=False, lower=False,
+                  check_finite=True):
+    """``scipy.linalg.solveh_banded``: x with ``a x = b`` for Hermitian positive-definite a in
+    band storage (one triangle), differentiable.
+
+    The traced path rebuilds the Hermitian matrix from the stored triangle (the other is its
+    conjugate mirror, the diagonal's real part, as LAPACK pbsv reads it) and solves with
+    :func:`diffsci.numpy.linalg.solve`; the gradient lives in the entries read.
+
+    Args:
+        ab: (u + 1, n) band storage; upper form ``ab[u + i - j, j] = a[i, j]`` (i <= j), lower
+            form (``lower=True``) ``ab[i - j, j] = a[i, j]`` (i >= j).
+        b: (n,) or (n, k) right-hand side(s).
+        lower: ab holds the lower triangle.
+        overwrite_ab, overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        x, shaped like b.
+
+    Raises:
+        ValueError: b has the wrong number of rows.
+        LinAlgError: a is singular (naming diffsci.numpy.linalg.solve).
+
+    Example:
+        >>> solveh_banded(np.array([[2.0, 4.0]]), np.ones(2))
+        array([0.5 , 0.25])
+
+    References:
+        LAPACK pbsv; diffsci/DERIVATIONS.md, (L1).
+    """
+    shape = np.shape(getval(ab))
+    if len(shape) != 2:
+        raise ValueError(f"diffsci.scipy.linalg.solveh_banded: ab must be 2-D (u + 1, n), got "
+                         f"shape {shape}")
+    k, n = shape[0] - 1, shape[1]
+    _rows(b, n, "solveh_banded")
+    if not _traced(ab, b):
+        return sl.solveh_banded(ab, b, overwrite_ab=overwrite_ab, overwrite_b=overwrite_b,
+                                lower=lower, check_finite=check_finite)
+    tri = _dense_from_band(ab, k, 0, n) if lower else _dense_from_band(ab, 0, k, n)
+    return dla.solve(_one_triangle(tri, lower), b)
+
+
+# ---------------------------------------------------------------- LU
+def _perm_from_piv(piv):
+    """The row order ``perm`` with ``a[perm] = L U`` from LAPACK's swap sequence ``piv``."""
+    perm = np.arange(len(piv))
+    for i, p in enumerate(piv):
+        perm[[i, p]] = perm[[p, i]]
+    return perm
+
+
+def _lu_plain(a, perm):
+    """The packed factor of lu_factor(a); ``perm`` (its row order) is for the rules."""
+    return sl.lu_factor(a, check_finite=False)[0]
+
+
+_lu_p = primitive(_lu_plain, name="lu_factor")
+
+
+def _lu_split(lu):
+    n = np.shape(getval(lu))[-1]
+    low = np.tril(lu, -1) + np.eye(n, dtype=np.result_type(getval(lu)))
+    return low, np.triu(lu)
+
+
+def _lu_jvp(t, lu, a, perm):
+    # P A = L U: X = L⁻¹ (P Ȧ) U⁻¹, d(lu) = L stril(X) + triu(X) U (LA11).
+    low, up = _lu_split(lu)
+    x = _solve_tri(up, _H(_solve_tri(low, t[perm], lower=True, unit_diagonal=True)), trans=2)
+    x = _H(x)  # X = L⁻¹ (P Ȧ) U⁻¹
+    return low @ np.tril(x, -1) + np.triu(x) @ up
+
+
+def _lu_vjp(g, lu, a, perm):
+    # X̄ = stril(Lᴴ Ḡ) + triu(Ḡ Uᴴ), P Ā = L⁻ᴴ X̄ U⁻ᴴ (LA11).
+    low, up = _lu_split(lu)
+    xbar = np.tril(_H(low) @ g, -1) + np.triu(g @ _H(up))
+    y = _solve_tri(low, xbar, trans=2, lower=True, unit_diagonal=True)  # L⁻ᴴ X̄
+    pa = _H(_solve_tri(up, _H(y), lower=False))  # (U⁻¹ (L⁻ᴴ X̄)ᴴ)ᴴ = L⁻ᴴ X̄ U⁻ᴴ
+    inv = np.argsort(perm)
+    return _like(pa[inv], a)
+
+
+defjvp(_lu_p, _lu_jvp)
+defvjp(_lu_p, _lu_vjp)
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.lu_factor``: ``(lu, piv)`` with ``P a = L U``, differentiable in ``lu``.
+
+    The pivots are SciPy's for the plain value (piecewise constant); ``lu`` (L's strict
+    lower triangle and U packed) is one primitive with ``X = L⁻¹ (P ȧ) U⁻¹``,
+    ``d lu = L stril(X) + triu(X) U`` and the adjoint ``P ā = L⁻ᴴ (stril(Lᴴ ḡ) +
+    triu(ḡ Uᴴ)) U⁻ᴴ`` (derivation (LA11)); its rules use :func:`solve_triangular`, so every
+    order works.
+
+    Args:
+        a: (n, n) real or complex matrix (traced input: square).
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(lu, piv)`` as SciPy (piv plain).
+
+    Raises:
+        ValueError: traced a is not square.
+
+    Example:
+        >>> lu_factor(np.array([[2.0, 0.0], [0.0, 4.0]]))[0]
+        array([[2., 0.],
+               [0., 4.]])
+
+    References:
+        Golub & Van Loan, "Matrix Computations" (4th ed.), §3.2; diffsci/DERIVATIONS.md, (LA11).
+    """
+    if not is_tracer(a):
+        return sl.lu_factor(a, overwrite_a=overwrite_a, check_finite=check_finite)
+    _square(a, "lu_factor")
+    if np.ndim(getval(a)) != 2:
+        raise ValueError(f"diffsci.scipy.linalg.lu_factor: traced a must be one n x n matrix, "
+                         f"got shape {np.shape(getval(a))}")
+    piv = sl.lu_factor(getval(a), check_finite=False)[1]
+    return _lu_p(a, perm=_perm_from_piv(piv)), piv
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.lu_solve``: x with ``op(a) x = b`` from :func:`lu_factor`, differentiable.
+
+    Two triangular solves and the row permutation (:func:`solve_triangular`), so it is
+    differentiable in ``lu`` and ``b`` to any order.
+
+    Args:
+        lu_and_piv: ``(lu, piv)`` from :func:`lu_factor`.
+        b: (n,) or (n, k) right-hand side(s).
+        trans: 0 (a x = b), 1 (aᵀ x = b) or 2 (aᴴ x = b).
+        overwrite_b, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        x, shaped like b.
+
+    Raises:
+        TypeError: lu_and_piv is not a pair.
+        ValueError: trans is not 0, 1, 2, or b has the wrong number of rows.
+
+    Example:
+        >>> lu_solve(lu_factor(2 * np.eye(2)), np.ones(2))
+        array([0.5, 0.5])
+
+    References:
+        Golub & Van Loan (4th ed.), §3.2.
+    """
+    if not isinstance(lu_and_piv, (tuple, list)) or len(lu_and_piv) != 2:
+        raise TypeError("diffsci.scipy.linalg.lu_solve: lu_and_piv must be the pair (lu, piv) "
+                        f"returned by lu_factor, got {type(lu_and_piv).__name__}")
+    lu, piv = lu_and_piv
+    if trans not in (0, 1, 2):
+        raise ValueError(f"diffsci.scipy.linalg.lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    n = _square(lu, "lu_solve", "lu (the factor from lu_factor)")
+    _rows(b, n, "lu_solve")
+    if not _traced(lu, b):
+        return sl.lu_solve((lu, piv), b, trans=trans, overwrite_b=overwrite_b,
+                           check_finite=check_finite)
+    perm = _perm_from_piv(np.asarray(piv))
+    if trans == 0:  # L U x = P b
+        y = solve_triangular(lu, b[perm], lower=True, unit_diagonal=True)
+        return solve_triangular(lu, y, lower=False)
+    # op(a) = op(U) op(L) P, so op(U) op(L) (P x) = b
+    y = solve_triangular(lu, b, trans=trans, lower=False)
+    z = solve_triangular(lu, y, trans=trans, lower=True, unit_diagonal=True)
+    return z[np.argsort(perm)]
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """``scipy.linalg.lu``: ``a = P L U``, differentiable in L and U (pivots piecewise constant).
+
+    Built on :func:`lu_factor` (derivation (LA11)).
+
+    Args:
+        a: (n, n) real or complex matrix (traced input: square).
+        permute_l: return ``(P L, U)``.
+        p_indices: return the permutation as row indices ``perm`` (``a = L[perm] @ U``).
+        overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(p, l, u)``, or ``(pl, u)`` with permute_l, as SciPy.
+
+    Raises:
+        ValueError: traced a is not square.
+
+    Example:
+        >>> lu(np.diag([2.0, 3.0]))[2]
+        array([[2., 0.],
+               [0., 3.]])
+
+    References:
+        Golub & Van Loan (4th ed.), §3.2.
+    """
+    if not is_tracer(a):
+        return sl.lu(a, permute_l=permute_l, overwrite_a=overwrite_a,
+                     check_finite=check_finite, p_indices=p_indices)
+    packed, piv = lu_factor(a)
+    perm = _perm_from_piv(piv)
+    low, up = _lu_split(packed)
+    inv = np.argsort(perm)
+    if permute_l:
+        return low[inv], up
+    if p_indices:
+        return inv, low, up
+    p = np.eye(len(perm), dtype=np.result_type(getval(a), 1.0))[perm].T
+    return p, low, up

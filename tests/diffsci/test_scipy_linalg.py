@@ -105,6 +105,57 @@ for c in (False, True):
         S("expm_frechet", lambda a, e: L.expm_frechet(a, e), (rhs(2, 2, cplx=c),) * 2),
         S("norm", L.norm, (A,)),
     ]
+def band(lo, up, n, cplx=False):  # band storage of a diagonally dominant banded matrix
+    def sample(r):
+        ab = 0.5 * r.standard_normal((lo + up + 1, n))
+        ab[up] += 3.0
+        return ab + 0.5j * r.standard_normal(ab.shape) if cplx else ab
+    return sample
+
+
+def hband(k, n, lower=False, cplx=False):  # Hermitian positive-definite band (one triangle)
+    def sample(r):
+        ab = 0.3 * r.standard_normal((k + 1, n)) + (0.3j * r.standard_normal((k + 1, n))
+                                                     if cplx else 0)
+        ab[0 if lower else k] = 3.0 + r.random(n)  # the (real) diagonal
+        return ab
+    return sample
+
+
+def stable(n, cplx=False):  # eigenvalues in the left half plane (continuous Lyapunov)
+    return lambda r: wellcond(n, cplx=cplx)(r) - 6 * np.eye(n)
+
+
+def contraction(n, cplx=False):  # spectral radius < 1 (discrete Lyapunov)
+    return lambda r: 0.3 * rhs(n, n, cplx=cplx)(r)
+
+
+for c in (False, True):
+    A, Q = wellcond(3, cplx=c), rhs(3, 3, cplx=c)
+    SPECS += [
+        S("solve_sylvester", L.solve_sylvester, (A, wellcond(2, cplx=c), rhs(3, 2, cplx=c))),
+        S("solve_continuous_lyapunov", L.solve_continuous_lyapunov, (stable(3, c), Q)),
+        S("solve_discrete_lyapunov", L.solve_discrete_lyapunov, (contraction(3, c), Q)),
+        S("sqrtm", L.sqrtm, (A,)),
+        S("logm", L.logm, (A,)),
+        S("polar", L.polar, (rhs(3, 3, cplx=c),)),
+        S("polar", lambda a: L.polar(a, side="left"), (rhs(3, 3, cplx=c),), order=1),
+        S("solve_banded", lambda ab, b: L.solve_banded((1, 2), ab, b),
+          (band(1, 2, 5, c), rhs(5, 2, cplx=c))),
+        S("solveh_banded", L.solveh_banded, (hband(1, 4, cplx=c), rhs(4, cplx=c))),
+        S("solveh_banded", lambda ab, b: L.solveh_banded(ab, b, lower=True),
+          (hband(2, 4, lower=True, cplx=c), rhs(4, 2, cplx=c)), order=1),
+        S("lu_factor", lambda a: L.lu_factor(a)[0], (rhs(3, 3, cplx=c),)),
+        S("lu_solve", lambda a, b: L.lu_solve(L.lu_factor(a), b), (rhs(3, 3, cplx=c), Q)),
+        S("lu_solve", lambda a, b: L.lu_solve(L.lu_factor(a), b, trans=1 + c),
+          (rhs(3, 3, cplx=c), rhs(3, cplx=c))),
+        S("lu", L.lu, (rhs(3, 3, cplx=c),)),
+        S("lu", lambda a: L.lu(a, permute_l=True), (rhs(4, 4, cplx=c),), order=1),
+    ]
+SPECS += [
+    S("sqrtm", L.sqrtm, (spd(3),)),  # the symmetric root of an SPD matrix
+    S("logm", lambda a: L.logm(L.expm(a)), (lambda r: 0.3 * rhs(3, 3)(r),)),  # = a near 0
+]
 SPECS += [
     S("solve", lambda a, b: L.solve(a, b, transposed=True), (wellcond(3), rhs(3, 2))),
     S("solve", lambda a, b: L.solve(a, b, assume_a="banded"),
@@ -309,9 +360,154 @@ def _traced(f):
     (lambda: _traced(lambda a: L.qr(a)[0])(np.ones((3, 2))), NotImplementedError, "economic"),
     (lambda: _traced(lambda a: L.solve(a, np.ones(2), transposed=True))(np.eye(2) + 0j),
      NotImplementedError, "transposed"),
+    (lambda: L.solve_sylvester(np.eye(2), np.eye(3), np.ones((3, 2))), ValueError,
+     r"solve_sylvester: q must have shape \(2, 3\)"),
+    (lambda: L.sqrtm(np.ones((2, 3))), ValueError, "sqrtm: A must be a square matrix"),
+    (lambda: L.solve_banded((1, 1), np.ones((2, 4)), np.ones(4)), ValueError,
+     "solve_banded: ab must have l . u . 1 = 3 rows"),
+    (lambda: L.lu_solve(np.eye(2), np.ones(2)), TypeError, "lu_and_piv must be the pair"),
+    (lambda: _traced(lambda a: L.polar(a)[0])(np.ones((3, 2))), NotImplementedError,
+     "polar: traced a must be square"),
+    (lambda: L.polar(np.eye(2), side="up"), ValueError, "side must be 'right' or 'left'"),
 ], ids=["inv-non-square", "inv-non-square-traced", "solve-b-rows", "solve-assume_a",
         "solve_triangular-trans", "cho_solve-pair", "expm-non-square", "expm_frechet-shapes",
-        "eigh-b-size", "eigh-type", "qr-raw", "qr-full-tall", "solve-transposed-complex"])
+        "eigh-b-size", "eigh-type", "qr-raw", "qr-full-tall", "solve-transposed-complex",
+        "sylvester-q-shape", "sqrtm-non-square", "solve_banded-rows", "lu_solve-pair",
+        "polar-non-square-traced", "polar-side"])
 def test_bad_input_raises_naming_the_argument(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------- closed forms and values
+def _value_when_traced(f, *args):
+    """f's value computed on traced arguments (the primitive path), as plain arrays."""
+    seen = {}
+
+    def loss(*xs):
+        out = f(*xs)
+        seen["out"] = ds.tree_map(ds.extend.getval, out)
+        return sum(np.sum(np.real(o)) for o in ds.tree_leaves(out))
+
+    ds.grad(loss, argnums=tuple(range(len(args))))(*args)
+    return seen["out"]
+
+
+R = np.random.default_rng(5)
+A3 = 3 * np.eye(3) + 0.5 * R.standard_normal((3, 3))
+Q3 = R.standard_normal((3, 3))
+
+
+@pytest.mark.parametrize("name,f,args", [
+    ("solve_sylvester", L.solve_sylvester, (A3, A3.T + 1.0, Q3)),
+    ("solve_continuous_lyapunov", L.solve_continuous_lyapunov, (A3 - 6 * np.eye(3), Q3)),
+    ("solve_discrete_lyapunov", L.solve_discrete_lyapunov, (0.3 * Q3, A3)),
+    ("sqrtm", L.sqrtm, (A3,)),
+    ("logm", L.logm, (A3,)),
+    ("polar", L.polar, (Q3,)),
+    ("polar left", lambda a: L.polar(a, side="left"), (Q3,)),
+    ("solve_banded", lambda ab, b: L.solve_banded((1, 1), ab, b), (A3, Q3[:, 0])),
+    ("solveh_banded", lambda ab, b: L.solveh_banded(ab, b), (np.array([[0.5, -0.2, 0.1],
+                                                                       [3.0, 2.5, 4.0]]), Q3)),
+    ("lu_factor", lambda a: L.lu_factor(a)[0], (Q3,)),
+    ("lu_solve", lambda a, b: L.lu_solve(L.lu_factor(a), b, trans=1), (Q3, A3)),
+    ("lu", L.lu, (Q3,)),
+    ("lu p_indices", lambda a: L.lu(a, p_indices=True)[1:], (Q3,)),
+    ("lu permute_l", lambda a: L.lu(a, permute_l=True), (Q3,)),
+])
+def test_traced_values_are_scipys(name, f, args):
+    plain = f(*args)
+    traced = _value_when_traced(f, *args)
+    for p, t in zip(ds.tree_leaves(plain), ds.tree_leaves(traced)):
+        np.testing.assert_allclose(t, p, rtol=1e-10, atol=1e-12)
+
+
+def test_lu_p_indices_reconstructs_like_scipy():
+    perm, low, up = L.lu(Q3, p_indices=True)
+    np.testing.assert_allclose(low[perm] @ up, Q3, atol=1e-14)
+    seen = {}
+
+    def loss(a):
+        p, lo, u = L.lu(a, p_indices=True)
+        seen["p"] = p
+        return np.sum(lo * u)
+
+    ds.grad(loss)(Q3)
+    np.testing.assert_array_equal(seen["p"], perm)
+
+
+def _dense_kron_sylvester(a, b, q):
+    """X with a X + X b = q through the n m x n m Kronecker system: an independent path."""
+    n, m = q.shape
+    big = np.kron(a, np.eye(m)) + np.kron(np.eye(n), b.T)
+    return np.reshape(np.linalg.solve(big, np.reshape(q, -1)), (n, m))
+
+
+def test_sylvester_and_lyapunov_jacobians_match_the_kronecker_system():
+    import diffsci.numpy as dnp
+    import diffsci.numpy.linalg as dla
+
+    def dense(a, b, q):
+        n, m = np.shape(q)
+        big = dnp.kron(a, np.eye(m)) + dnp.kron(np.eye(n), dnp.transpose(b))
+        return dnp.reshape(dla.solve(big, dnp.reshape(q, (-1,))), (n, m))
+
+    b = 2 * np.eye(2) + 0.3 * R.standard_normal((2, 2))
+    q = R.standard_normal((3, 2))
+    np.testing.assert_allclose(L.solve_sylvester(A3, b, q), _dense_kron_sylvester(A3, b, q),
+                               rtol=1e-12)
+    for k in range(3):
+        for jac in (ds.jacobian, ds.jacfwd):
+            np.testing.assert_allclose(jac(L.solve_sylvester, argnums=k)(A3, b, q),
+                                       ds.jacobian(dense, argnums=k)(A3, b, q),
+                                       rtol=1e-10, atol=1e-12)
+    s = A3 - 6 * np.eye(3)
+    np.testing.assert_allclose(ds.jacobian(L.solve_continuous_lyapunov)(s, Q3),
+                               ds.jacobian(lambda a: dense(a, a.T, Q3))(s), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_sqrtm_and_logm_closed_forms_at_a_diagonal_matrix():
+    # At A = diag(d): d sqrt(A)[E]_ij = E_ij / (√d_i + √d_j) and
+    # d log(A)[E]_ij = E_ij (log d_i - log d_j) / (d_i - d_j) (d_i / d_i on the diagonal).
+    d = np.array([1.0, 2.0, 4.0])
+    e = R.standard_normal((3, 3))
+    sq = np.sqrt(d)
+    want_sqrt = e / (sq[:, None] + sq[None, :])
+    dd = d[:, None] - d[None, :]
+    dl = np.log(d)[:, None] - np.log(d)[None, :]
+    want_log = e * np.where(dd == 0, 1 / d[:, None], dl / np.where(dd == 0, 1, dd))
+    for f, want in ((L.sqrtm, want_sqrt), (L.logm, want_log)):
+        np.testing.assert_allclose(ds.jvp(f, (np.diag(d),), (e,))[1], want, rtol=1e-10,
+                                   atol=1e-12)
+        # the adjoint: <G, dF[E]> = <dF*[G], E>
+        g = R.standard_normal((3, 3))
+        lhs = np.sum(g * ds.jvp(f, (np.diag(d),), (e,))[1])
+        rhs_ = np.sum(ds.vjp(f, np.diag(d))[1](g) * e)
+        np.testing.assert_allclose(lhs, rhs_, rtol=1e-12)
+
+
+def test_polar_closed_form_at_a_diagonal_matrix():
+    # a = diag(d) > 0: u = I, p = diag(d); u̇_ij = (ȧ - ȧᵀ)_ij / (d_i + d_j), ṗ = ȧ - u̇ p.
+    d = np.array([1.0, 2.0, 3.5])
+    e = R.standard_normal((3, 3))
+    du = (e - e.T) / (d[:, None] + d[None, :])
+    (u, p), (tu, tp) = ds.jvp(L.polar, (np.diag(d),), (e,))
+    np.testing.assert_allclose(u, np.eye(3), atol=1e-14)
+    np.testing.assert_allclose(tu, du, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tp, e - du * d[None, :], rtol=1e-12, atol=1e-14)
+
+
+def test_banded_solves_put_the_dense_gradient_on_the_band():
+    n = 5
+    ab = band(1, 2, n)(np.random.default_rng(3))
+    b = np.random.default_rng(4).standard_normal(n)
+    dense = sum(np.diag(ab[2 - k][k:] if k >= 0 else ab[2 - k][:n + k], k) for k in range(-1, 3))
+    ga = ds.grad(lambda a: np.sum(np.linalg.solve(a, b) ** 2))(dense)
+    gab = ds.grad(lambda ab: np.sum(L.solve_banded((1, 2), ab, b) ** 2))(ab)
+    for i in range(n):
+        for j in range(n):
+            if -1 <= j - i <= 2:
+                np.testing.assert_allclose(gab[2 + i - j, j], ga[i, j], rtol=1e-12)
+    # the corners of ab that LAPACK does not read get 0
+    assert gab[0, 0] == gab[0, 1] == gab[1, 0] == gab[3, n - 1] == 0
