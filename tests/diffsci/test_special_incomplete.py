@@ -236,3 +236,36 @@ def test_gammasgn_is_not_differentiated():
 def test_bad_input_raises(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# ---------------------------------------------------------------- property sweeps
+hyp = pytest.importorskip("hypothesis")
+hst = pytest.importorskip("hypothesis.strategies")
+
+
+def _log_uniform(lo, hi):
+    return hst.floats(np.log(lo), np.log(hi)).map(np.exp)
+
+
+@hyp.settings(max_examples=40, deadline=None, derandomize=True)
+@hyp.given(a=_log_uniform(0.01, 1e3), x=_log_uniform(1e-6, 3e3))
+def test_gammainc_da_property_over_the_domain(a, x):
+    ref = _dgamma_ref(a, x)
+    ours = float(inc.gammainc_da(a, x))
+    if abs(ref) < 1e-280:
+        assert abs(ours) < 1e-270
+    else:
+        assert _rel(ours, ref) < 1e-10, (a, x, ours, ref)
+
+
+@hyp.settings(max_examples=25, deadline=None, derandomize=True)
+@hyp.given(a=_log_uniform(0.02, 500.0), b=_log_uniform(0.02, 500.0),
+           x=hst.floats(1e-6, 1 - 1e-6))
+def test_betainc_dab_property_over_the_domain(a, b, x):
+    da, db = inc.betainc_dab(a, b, x)
+    for ours, which in ((float(da), (1, 0)), (float(db), (0, 1))):
+        ref = _dbeta_ref(a, b, x, which)
+        if abs(ref) < 1e-280:
+            assert abs(ours) < 1e-270
+        else:
+            assert _rel(ours, ref) < 1e-10, (a, b, x, which, ours, ref)
