@@ -13,7 +13,7 @@ import numpy as np
 
 from diffsci.devices import check_device
 
-from ._model import Circuit, Hamiltonian, compile_observable
+from ._model import Circuit, Hamiltonian, _as_wires, compile_observable
 from ._noise import MAX_DENSITY_QUBITS, observable_vectors
 from ._ops import Static, expval_p, forward_states, pauli_p, shift_expval_p, state_p
 
@@ -41,17 +41,39 @@ def _check_theta(circuit: Circuit, theta, what: str):
         raise TypeError(f"{what}: circuit must be a quantum.Circuit; got {type(circuit).__name__}.")
     if theta is None:
         theta = np.zeros(0)
-    shape = theta.shape if _is_traced(theta) else np.shape(theta)  # no NumPy dispatch on tracers
+    if _is_traced(theta):
+        value = np.asarray(_value(theta))  # no NumPy dispatch on tracers
+    else:
+        try:
+            value = theta if isinstance(theta, np.ndarray) else np.asarray(theta)
+        except ValueError as exc:  # ragged nested lists
+            raise ValueError(f"{what}: theta must be a rectangular array of real numbers; got "
+                             f"{theta!r}.") from exc
+    shape = value.shape
     p = circuit.n_params
     if len(shape) not in (1, 2) or shape[-1] != p:
         raise ValueError(
             f"{what}: theta must have shape ({p},) or (batch, {p}) for a circuit with {p} "
             f"parameter(s); got shape {shape}."
         )
-    kind = np.dtype(getattr(theta, "dtype", None) or np.result_type(*np.ravel(theta), 0.0)).kind
+    kind = value.dtype.kind
     if kind not in "fiu":
-        raise TypeError(f"{what}: theta must be real numbers; got dtype kind {kind!r}.")
-    return theta if _is_traced(theta) else np.asarray(theta, np.float64)
+        raise TypeError(f"{what}: theta must be real numbers; got dtype {value.dtype} "
+                        f"(kind {kind!r}).")
+    if kind == "f" and not np.isfinite(value).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(value))[0])
+        raise ValueError(f"{what}: theta must be finite; got {float(value[bad])!r} at index "
+                         f"{bad}.")
+    return theta if _is_traced(theta) else np.asarray(value, np.float64)
+
+
+def _check_method(method, what: str) -> str:
+    """A gradient method by name (case, spaces and ``_`` for ``-`` ignored) or a ValueError."""
+    key = method.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(
+        method, str) else None
+    if key not in METHODS:
+        raise ValueError(f"{what}: method must be one of {METHODS}; got {method!r}.")
+    return key
 
 
 def _check_obs(circuit: Circuit, observable, what: str):
@@ -159,8 +181,7 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
     """
     theta = _check_theta(circuit, theta, "expval")
     obs, single = _check_obs(circuit, observable, "expval")
-    if method not in METHODS:
-        raise ValueError(f"expval: method must be one of {METHODS}; got {method!r}.")
+    method = _check_method(method, "expval")
     if circuit.noisy:  # tr(H_m ρ) = Re⟨h_m, vec ρ⟩ (eq. N2), composed with diffsci ops
         if method != "adjoint":
             raise ValueError("expval: noisy circuits support method='adjoint' only (parameter "
@@ -212,8 +233,10 @@ def _check_wires(circuit: Circuit, wires, what: str) -> tuple[int, ...]:
     n = circuit.n_qubits
     if wires is None:
         return tuple(range(n))
-    wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
-    if any(not isinstance(w, int | np.integer) or not 0 <= w < n for w in wires):
+    wires = _as_wires(what, wires)
+    if any(isinstance(w, bool | np.bool_) or not isinstance(w, int | np.integer) for w in wires):
+        raise TypeError(f"{what}: wires must be int wire indices; got {wires!r}.")
+    if any(not 0 <= w < n for w in wires):
         raise ValueError(f"{what}: wires must be ints in [0, {n}); got {wires}.")
     if len(set(wires)) != len(wires):
         raise ValueError(f"{what}: wires must be distinct; got {wires}.")
@@ -283,6 +306,7 @@ def sample(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=
 def counts(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=None,
            device: str = "cpu") -> dict[str, int]:
     """Sample and count outcomes as bitstrings (wire order), e.g. ``{"00": 503, "11": 497}``."""
+    theta = _value(_check_theta(circuit, theta, "counts"))
     bits = sample(circuit, theta, shots, wires, seed=seed, device=device)
     if bits.ndim != 2:
         raise ValueError("counts: takes a single parameter set (theta of shape (P,)).")

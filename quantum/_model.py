@@ -72,6 +72,9 @@ class Param:
             raise TypeError(f"Param.index must be an int; got {type(self.index).__name__}.")
         if self.index < 0:
             raise ValueError(f"Param.index must be >= 0; got {self.index}.")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, Real) or not np.isfinite(
+                self.scale):
+            raise ValueError(f"Param.scale must be a finite real number; got {self.scale!r}.")
         object.__setattr__(self, "scale", float(self.scale))
 
     def __mul__(self, c):
@@ -125,11 +128,25 @@ class Operation:
         return f"{name}({','.join(parts)})"
 
 
-def _check_wires(what: str, wires, n_qubits: int) -> tuple[int, ...]:
+def _as_wires(what: str, value, arg: str = "wires") -> tuple:
+    """One wire (an int) or a sequence of them (tuple, list, 1-d int array) as a tuple; floats,
+    bools, strings and None are not wires: a TypeError naming the argument."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_):
+        return (value,)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.reshape(1)
+    if not isinstance(value, str | bytes) and hasattr(value, "__iter__"):
+        return tuple(value)
+    raise TypeError(f"{what}: {arg} must be an int wire index or a sequence of them; got "
+                    f"{value!r} ({type(value).__name__}).")
+
+
+def _check_wires(what: str, wires, n_qubits: int, arg: str = "wires") -> tuple[int, ...]:
     out = []
-    for w in wires:
-        if isinstance(w, bool) or not isinstance(w, int | np.integer):
-            raise TypeError(f"{what}: wires must be ints; got {w!r} ({type(w).__name__}).")
+    for w in _as_wires(what, wires, arg):
+        if isinstance(w, bool | np.bool_) or not isinstance(w, int | np.integer):
+            raise TypeError(f"{what}: {arg} must be int wire indices; got {w!r} "
+                            f"({type(w).__name__}) in {arg}={wires!r}.")
         if not 0 <= w < n_qubits:
             raise ValueError(
                 f"{what}: wire {int(w)} is out of range for a {n_qubits}-qubit circuit "
@@ -137,6 +154,19 @@ def _check_wires(what: str, wires, n_qubits: int) -> tuple[int, ...]:
             )
         out.append(int(w))
     return tuple(out)
+
+
+def _lookup(table, name, what: str, arg: str):
+    """``table[name]``, the name matched exactly or case-insensitively; else a ValueError."""
+    if isinstance(name, str):
+        if name in table:
+            return name
+        folded = {k.lower(): k for k in table}
+        key = name.strip().lower().replace("_", "")
+        for cand in (key, name.strip().lower()):
+            if cand in folded:
+                return folded[cand]
+    raise ValueError(f"{what}: unknown {arg} {name!r}; known: {', '.join(table)}.")
 
 
 class Circuit:
@@ -200,7 +230,9 @@ class Circuit:
         if isinstance(a, Param):
             self._n_params = max(self._n_params, a.index + 1)
             return a
-        if isinstance(a, Real | np.floating | np.integer) and not isinstance(a, bool):
+        if isinstance(a, Real | np.floating | np.integer) and not isinstance(a, bool | np.bool_):
+            if not np.isfinite(a):
+                raise ValueError(f"Circuit: a fixed angle must be finite; got {a!r}.")
             return float(a)
         raise TypeError(
             f"Circuit: an angle must be None (a fresh slot of theta), a Param or a number; got "
@@ -224,14 +256,11 @@ class Circuit:
             ValueError: unknown gate, wrong number of wires or angles, a wire out of range or
                 repeated, a non-unitary matrix, a bad Pauli word.
         """
-        spec = GATES.get(name)
-        if spec is None:
-            raise ValueError(f"Circuit.append: unknown gate {name!r}; known: {', '.join(GATES)}.")
-        wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
-        controls = (controls,) if isinstance(controls, int | np.integer) else tuple(controls)
+        name = _lookup(GATES, name, "Circuit.append", "gate")
+        spec = GATES[name]
         what = f"Circuit.{name}"
         wires = _check_wires(what, wires, self.n_qubits)
-        controls = _check_wires(what, controls, self.n_qubits)
+        controls = _check_wires(what, controls, self.n_qubits, "controls")
         implied, targets = wires[: spec.base_controls], wires[spec.base_controls :]
         expected = None if spec.n_wires is None else spec.n_wires + spec.base_controls
         if expected is not None and len(wires) != expected:
@@ -416,17 +445,15 @@ class Circuit:
                 (``max |Σ K†K - I| > CPTP_ATOL``), a named channel on the wrong number of wires
                 (``quantum._noise.CHANNEL_WIRES``).
         """
+        name = KRAUS if isinstance(name, str) and name.lower() == KRAUS.lower() else _lookup(
+            CHANNELS, name, "Circuit.channel", "channel")
         what = f"Circuit.{name}"
         if name == KRAUS:
             ks, angles = None, ()  # checked below, once the number of wires is known
-        elif name in CHANNELS:
+        else:
             p = check_strength(what, strength)
             ks, angles = CHANNELS[name](p), (p,)
-        else:
-            raise ValueError(f"Circuit.channel: unknown channel {name!r}; known: "
-                             f"{', '.join(CHANNELS)}, {KRAUS}.")
-        wires = _check_wires(what, (wire,) if isinstance(wire, int | np.integer) else wire,
-                             self.n_qubits)
+        wires = _check_wires(what, wire, self.n_qubits, "wire")
         if len(set(wires)) != len(wires):
             raise ValueError(f"{what}: wires must be distinct; got {wires} (wire repeated).")
         if name == KRAUS:
@@ -810,7 +837,11 @@ class Hamiltonian:
                     raise ValueError(f"Hamiltonian: coefficients must be real (Hermitian "
                                      f"observable); got {c!r}.")
                 c = c.real
-            wires = (wires,) if isinstance(wires, int | np.integer) else tuple(wires)
+            if isinstance(c, bool) or not isinstance(c, Real | np.floating | np.integer) \
+                    or not np.isfinite(c):
+                raise ValueError(f"Hamiltonian: a coefficient must be a finite real number; got "
+                                 f"{c!r}.")
+            wires = _as_wires("Hamiltonian", wires)
             if not isinstance(word, str) or any(p not in "IXYZ" for p in word):
                 raise ValueError(f"Hamiltonian: a Pauli word is a str over 'IXYZ'; got {word!r}.")
             if len(word) != len(wires):

@@ -99,6 +99,8 @@ def to_qasm(circuit: Circuit, theta=None) -> str:
     if theta.shape != (p,):
         raise ValueError(f"to_qasm: theta must have shape ({p},) for a circuit with {p} "
                          f"parameter(s); got shape {theta.shape}.")
+    if not np.isfinite(theta).all():
+        raise ValueError(f"to_qasm: theta must be finite; got {theta.tolist()}.")
     lines = ["OPENQASM 2.0;", 'include "qelib1.inc";', f"qreg q[{circuit.n_qubits}];"]
     for k, op in enumerate(circuit.ops):
         angles = [theta[a.index] * a.scale if isinstance(a, Param) else a for a in op.angles]
