@@ -80,7 +80,7 @@ from ._lookback_mc import mc_lookback_price
 from ._lsm import lsm_price
 from ._mc import GreekEstimator, MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
-from ._tree import tree_price
+from ._tree import TREE_GREEKS, tree_greeks, tree_price
 
 __all__ = [
     "BGK_BETA",
@@ -118,6 +118,8 @@ __all__ = [
     "mc_price",
     "treasury_frequency",
     "tree_price",
+    "tree_greeks",
+    "TREE_GREEKS",
     "black76_price",
     "bsm_price",
     "digital_price",

@@ -358,3 +358,428 @@ def gbm_samples_lr(seed, spot, strike, expiry, rate, dividend, vol, w, product, 
             for j in range(N_GRAD):
                 grads[p, j] = r[j + 1]
     return out, grads
+
+
+# ---------------------------------------------------------------------------------------------
+# American/Bermudan CRR tree: the price alone, and price + Greeks by a hand-written reverse sweep
+# of the backward induction and its σ-tangent (DERIVATIONS.md §TA). Lattice of ``_tree.py``: the
+# tree is started two steps early (Pelsser & Vorst 1994), so layer i holds i + 3 nodes
+# S_ref u^m, m = 2j − i − 2, and node (i, j) sits at grid index k = m + n + 2 = 2j − i + n.
+
+#: The differentiated inputs of the tree Greeks kernel, in order: σ, T, r, q, K.
+N_TREE_THETA = 5
+#: Columns of :func:`tree_greeks`: V₋, V₀, V₊ (layer 0), their σ-derivatives, ∂V₀/∂θ (5),
+#: ∂²V₀/∂σ∂θ (5), and the log-step s = σ√Δt.
+N_TREE_OUT = 17
+
+
+@njit(cache=True)
+def _tree_coefficients(expiry, rate, dividend, vol, n):
+    """The per-step scalars of the lattice and their θ-derivatives, θ = (σ, T, r, q, K).
+
+    Returns ``(s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th, disc_th)``:
+    s = σ√Δt, pu = e^{−rΔt} p, pd = e^{−rΔt}(1 − p), ud = ∂pu/∂σ (= −∂pd/∂σ), s_sig = ∂s/∂σ,
+    f = e^{−qΔt}, disc = e^{−rΔt}; the ``*_th`` arrays hold ∂/∂θ of s, pu, pd, ud, s_sig, f and
+    disc (eqs. TA4–TA6).
+    """
+    dt = expiry / n
+    s_sig = math.sqrt(dt)
+    s = vol * s_sig
+    up = math.exp(s)
+    down = math.exp(-s)
+    g = math.exp((rate - dividend) * dt)
+    disc = math.exp(-rate * dt)
+    f = math.exp(-dividend * dt)
+    p = (g - down) / (up - down)
+    sh = 0.5 * (up - down)
+    ch = 0.5 * (up + down)
+    p_s = (1.0 - g * ch) / (2.0 * sh * sh)
+    p_g = 1.0 / (2.0 * sh)
+    p_sg = -ch / (2.0 * sh * sh)
+    p_ss = (-g * sh * sh - 2.0 * (1.0 - g * ch) * ch) / (2.0 * sh * sh * sh)
+    s_th = np.zeros(N_TREE_THETA)
+    g_th = np.zeros(N_TREE_THETA)
+    disc_th = np.zeros(N_TREE_THETA)
+    f_th = np.zeros(N_TREE_THETA)
+    sd_th = np.zeros(N_TREE_THETA)
+    s_th[0] = s_sig
+    s_th[1] = s / (2.0 * expiry)
+    sd_th[1] = s_sig / (2.0 * expiry)
+    g_th[1] = (rate - dividend) / n * g
+    g_th[2] = dt * g
+    g_th[3] = -dt * g
+    disc_th[1] = -rate / n * disc
+    disc_th[2] = -dt * disc
+    f_th[1] = -dividend / n * f
+    f_th[3] = -dt * f
+    pu = disc * p
+    pd = disc - pu
+    ud = disc * p_s * s_sig
+    pu_th = np.empty(N_TREE_THETA)
+    pd_th = np.empty(N_TREE_THETA)
+    ud_th = np.empty(N_TREE_THETA)
+    for t in range(N_TREE_THETA):
+        p_t = p_s * s_th[t] + p_g * g_th[t]
+        pu_th[t] = disc_th[t] * p + disc * p_t
+        pd_th[t] = disc_th[t] - pu_th[t]
+        ud_th[t] = (disc_th[t] * p_s * s_sig + disc * (p_ss * s_th[t] + p_sg * g_th[t]) * s_sig
+                    + disc * p_s * sd_th[t])
+    return s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th, disc_th
+
+
+@njit(cache=True)
+def _ndtr(x):
+    return 0.5 * math.erfc(-x * _INV_SQRT2)
+
+
+@njit(cache=True)
+def _bbs_node(fwd, gk, s, m, w):
+    """One-step Black–Scholes value at a node and its partials (eq. TA7).
+
+    ``fwd = S_ref e^{ms} e^{−qΔt}``, ``gk = K e^{−rΔt}``; returns ``(B, B_s, B_F/F·f-free parts)``
+    as ``(B, B_s, dF, dG, B_ss, c_sF, c_sG)`` with B_s the total s-derivative (the node moves with
+    s), ``dF = w Φ(w d₁)``, ``dG = −w Φ(w d₂)``, B_ss, and the mixed terms
+    ``∂B_s/∂ln F = c_sF``, ``∂B_s/∂ln G = c_sG``.
+    """
+    d1 = math.log(fwd / gk) / s + 0.5 * s
+    d2 = d1 - s
+    nd1 = _ndtr(w * d1)
+    phi = _INV_SQRT_2PI * math.exp(-0.5 * d1 * d1)
+    b = w * (fwd * nd1 - gk * _ndtr(w * d2))
+    d1_s = m / s - (d1 - 0.5 * s) / s + 0.5  # total ds of d₁ (ln F moves by m per unit s)
+    b_s = w * nd1 * fwd * m + fwd * phi
+    b_ss = fwd * (m * m * w * nd1 + phi * (m * d1_s + m - d1 * d1_s))
+    c_sf = fwd * (phi * m / s + w * nd1 * m + phi - phi * d1 / s)
+    c_sg = fwd * phi * (d1 - m) / s
+    return b, b_s, w * nd1, -w * _ndtr(w * d2), b_ss, c_sf, c_sg
+
+
+@njit(cache=True)
+def _exercise_grid(anchor, strike, s, w, n):
+    """Exercise values on the grid k = 0..2n+4 (m = k − n − 2) and their s-derivatives.
+
+    Returns ``(E, I, G, H)``: ``E = max(w(S_k − K), 0)``, ``I = 1{w(S_k − K) > 0}`` (½ on a
+    node exactly at the strike, the mean of the kink's slopes, as AD of ``np.maximum``),
+    ``G = ∂E/∂s = w S_k m I``, ``H = ∂²E/∂s² = w S_k m² I``.
+    """
+    size = 2 * n + 5
+    e = np.empty(size)
+    ind = np.empty(size)
+    gg = np.empty(size)
+    hh = np.empty(size)
+    for k in range(size):
+        m = k - n - 2
+        sk = anchor * math.exp(s * m)
+        h = w * (sk - strike)
+        if h >= 0.0:  # at a node exactly on the strike the kink's two slopes are averaged
+            e[k] = h
+            ind[k] = 1.0 if h > 0.0 else 0.5
+            gg[k] = w * sk * m * ind[k]
+            hh[k] = w * sk * m * m * ind[k]
+        else:
+            e[k] = 0.0
+            ind[k] = 0.0
+            gg[k] = 0.0
+            hh[k] = 0.0
+    return e, ind, gg, hh
+
+
+@njit(cache=True)
+def _tree_layer(nxt, cur, e, pu, pd, allow):
+    """One induction layer (TR1): ``cur[j] = max(pu nxt[j+1] + pd nxt[j], e[j])``."""
+    if allow:
+        for j in range(cur.size):
+            c = pu * nxt[j + 1] + pd * nxt[j]
+            cur[j] = e[j] if e[j] > c else c
+    else:
+        for j in range(cur.size):
+            cur[j] = pu * nxt[j + 1] + pd * nxt[j]
+
+
+@njit(cache=True)
+def _exercise_values(anchor, strike, s, w, n):
+    """``max(w(S_k − K), 0)`` on the grid k = 0..2n+4, ``S_k = S_ref e^{s(k − n − 2)}``."""
+    e = np.empty(2 * n + 5)
+    for k in range(2 * n + 5):
+        e[k] = max(w * (anchor * math.exp(s * (k - n - 2)) - strike), 0.0)
+    return e
+
+
+@njit(cache=True)
+def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """Price alone: the three layer-0 values ``(V₋, V₀, V₊)`` of the induction (TR1).
+
+    Two layer buffers; layer i reads the exercise values of its nodes as the stride-2 slice of
+    the grid starting at k = n − i.
+    """
+    dt = expiry / n
+    s = vol * math.sqrt(dt)
+    up = math.exp(s)
+    down = math.exp(-s)
+    p = (math.exp((rate - dividend) * dt) - down) / (up - down)
+    disc = math.exp(-rate * dt)
+    pu = disc * p
+    pd = disc * (1.0 - p)
+    last = n - 1 if smooth else n
+    buf = np.empty((2, last + 3))
+    f = math.exp(-dividend * dt)
+    gk = strike * disc
+    grid = _exercise_values(anchor, strike, s, w, n)
+    nxt = buf[last % 2, :last + 3]
+    for j in range(last + 3):
+        ex = grid[n - last + 2 * j]
+        if smooth:
+            v = _bbs_node(anchor * math.exp(s * (2 * j - last - 2)) * f, gk, s, 2 * j - last - 2,
+                          w)[0]
+            nxt[j] = ex if american and last % every == 0 and ex > v else v
+        else:
+            nxt[j] = ex
+    for i in range(last - 1, -1, -1):
+        cur = buf[i % 2, :i + 3]
+        _tree_layer(nxt, cur, grid[n - i:n + i + 5:2], pu, pd, american and i % every == 0)
+        nxt = cur
+    return nxt[0], nxt[1], nxt[2]
+
+
+@njit(cache=True)
+def _tree_layer_tangent(nxt, cur, e, ge, pu, pd, ud, allow):
+    """One layer of (TR1) and its σ-tangent (TA2) on interleaved (value, tangent) pairs."""
+    for j in range(cur.shape[0]):
+        a = nxt[j + 1, 0]
+        b = nxt[j, 0]
+        c = pu * a + pd * b
+        cd = ud * (a - b) + pu * nxt[j + 1, 1] + pd * nxt[j, 1]
+        x = allow and e[j] > c
+        cur[j, 0] = e[j] if x else c
+        cur[j, 1] = ge[j] if x else cd
+
+
+_REASSOC = {"reassoc", "contract"}  # lets the layer sums vectorise (order of additions only)
+
+
+@njit(cache=True, fastmath=_REASSOC)
+def _tree_adjoint_layer(lam, big, vt, e, ind, gg, hh, pu, pd, s_sig, allow, mu, acc):
+    """One layer of the reverse sweep (TA3): split λ, Λ into continuation and exercise parts.
+
+    ``vt`` holds the (value, tangent) pairs of the layer below from node ``lo`` on; writes the
+    continuation adjoints into ``mu[0, 1:]`` (λ) and ``mu[1, 1:]`` (Λ), ``mu[:, 0]`` and
+    ``mu[:, -1]`` zero, and adds the layer's terms to the eight sums ``acc``.
+    """
+    s1 = s2 = s3 = s4 = r1 = r2 = r3 = r4 = 0.0
+    for j in range(lam.size):
+        a = vt[j + 1, 0]
+        b = vt[j, 0]
+        lj = lam[j]
+        bj = big[j]
+        x = allow and e[j] > pu * a + pd * b
+        mj = 0.0 if x else lj
+        mb = 0.0 if x else bj
+        nj = lj - mj
+        nb = bj - mb
+        s1 += mj * a
+        s2 += mj * b
+        r1 += mb * a + mj * vt[j + 1, 1]
+        r2 += mb * b + mj * vt[j, 1]
+        s3 += nj * gg[j]
+        s4 += nj * ind[j]
+        r3 += nb * gg[j] + nj * hh[j] * s_sig
+        r4 += nb * ind[j]
+        mu[0, j + 1] = mj
+        mu[1, j + 1] = mb
+    mu[0, 0] = 0.0
+    mu[1, 0] = 0.0
+    mu[0, lam.size + 1] = 0.0
+    mu[1, lam.size + 1] = 0.0
+    acc[0] += s1
+    acc[1] += s2
+    acc[2] += s3
+    acc[3] += s4
+    acc[4] += r1
+    acc[5] += r2
+    acc[6] += r3
+    acc[7] += r4
+
+
+#: Adjoints below this (relative to the unit seed at layer 0) are set to zero: a node reached with
+#: weight < 1e-200 changes no result in double precision, and the sweep then skips it and never
+#: computes with subnormal numbers (which are ~100× slower).
+ADJOINT_FLOOR = 1e-200
+
+
+@njit(cache=True)
+def _tree_adjoint_spread(mu, lam_next, big_next, pu, pd, ud):
+    """λ, Λ of the next layer from the continuation adjoints (the transpose of TR1, TA2):
+    node k receives pu from node k − 1 and pd from node k; values below ADJOINT_FLOOR → 0."""
+    for k in range(lam_next.size):
+        x = pu * mu[0, k] + pd * mu[0, k + 1]
+        y = pu * mu[1, k] + ud * mu[0, k] + pd * mu[1, k + 1] - ud * mu[0, k + 1]
+        small = abs(x) < ADJOINT_FLOOR and abs(y) < ADJOINT_FLOOR
+        lam_next[k] = 0.0 if small else x
+        big_next[k] = 0.0 if small else y
+
+
+@njit(cache=True)
+def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
+                    vt, out):
+    """Layer-0 values, their σ-tangents and the gradients of V₀ and ∂V₀/∂σ (eqs. TA1–TA8).
+
+    The forward pass runs the induction and its σ-tangent (TA2), storing every layer's
+    (value, tangent) pairs in the caller-owned scratch ``vt`` (at least :func:`tree_nodes` rows
+    of 2 float64: ≈ 8 n² bytes, reused across calls so no fresh pages are touched); the reverse
+    pass propagates the adjoints λ (of V₀; also that of the tangent) and Λ (of ∂V₀/∂σ through the
+    values) from layer 0 to the last layer over the nodes they reach, recomputing each node's
+    exercise decision from the stored layer below (the same arithmetic, so the same decision),
+    and accumulates the sums of (TA3). Writes the :data:`N_TREE_OUT` columns into ``out``.
+    """
+    (s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th,
+     disc_th) = _tree_coefficients(expiry, rate, dividend, vol, n)
+    e_grid, i_grid, g_grid, h_grid = _exercise_grid(anchor, strike, s, w, n)
+    gs_grid = g_grid * s_sig
+    last = n - 1 if smooth else n
+    gk = strike * disc
+    terminal_exercise = not smooth or (american and last % every == 0)
+    # terminal layer: the payoff, or the one-step Black–Scholes value (max the exercise value)
+    o = last * (last + 5) // 2
+    for j in range(last + 3):
+        k = 2 * j - last + n
+        if smooth:
+            m = k - n - 2
+            r = _bbs_node(anchor * math.exp(s * m) * f, gk, s, m, w)
+            if terminal_exercise and e_grid[k] > r[0]:
+                vt[o + j, 0] = e_grid[k]
+                vt[o + j, 1] = gs_grid[k]
+            else:
+                vt[o + j, 0] = r[0]
+                vt[o + j, 1] = r[1] * s_sig
+        else:
+            vt[o + j, 0] = e_grid[k]
+            vt[o + j, 1] = gs_grid[k]
+    for i in range(last - 1, -1, -1):
+        o = i * (i + 5) // 2
+        o1 = o + i + 3
+        _tree_layer_tangent(vt[o1:o1 + i + 4], vt[o:o1], e_grid[n - i:n + i + 5:2],
+                            gs_grid[n - i:n + i + 5:2], pu, pd, ud,
+                            american and i % every == 0)
+    # reverse sweep, layer 0 → last; λ = ∂V₀/∂V (= ∂V̇₀/∂V̇), Λ = ∂V̇₀/∂V
+    lam = np.zeros((2, last + 4))
+    big = np.zeros((2, last + 4))
+    mu = np.zeros((2, last + 5))  # λ, Λ kept at the continuation nodes (one slot of padding)
+    lam[0, 1] = 1.0
+    acc = np.zeros(8)  # s1, s2, s3, s4, r1, r2, r3, r4 of (TA3)
+    lo, hi = 1, 1  # the nodes of the current layer with nonzero adjoints lie in [lo, hi]
+    for i in range(last):
+        o = i * (i + 5) // 2
+        o1 = o + i + 3
+        base = n - i
+        _tree_adjoint_layer(lam[i % 2, lo:hi + 1], big[i % 2, lo:hi + 1],
+                            vt[o1 + lo:o1 + hi + 2], e_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                            i_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                            g_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                            h_grid[base + 2 * lo:base + 2 * hi + 1:2], pu, pd, s_sig,
+                            american and i % every == 0, mu[:, lo:hi + 3], acc)
+        ln_ = lam[(i + 1) % 2]
+        bn = big[(i + 1) % 2]
+        _tree_adjoint_spread(mu[:, lo:hi + 3], ln_[lo:hi + 2], bn[lo:hi + 2], pu, pd, ud)
+        nlo, nhi = lo, hi + 1
+        while nlo <= nhi and ln_[nlo] == 0.0 and bn[nlo] == 0.0:
+            nlo += 1
+        while nhi >= nlo and ln_[nhi] == 0.0 and bn[nhi] == 0.0:
+            nhi -= 1
+        if nlo > nhi:  # every reachable node exercised: nothing reaches the later layers
+            lo, hi = 1, 0
+            break
+        lo, hi = nlo, nhi
+    s1, s2, s3, s4, r1, r2, r3, r4 = acc
+    lc = lam[last % 2]
+    bc = big[last % 2]
+    g1 = np.zeros(N_TREE_THETA)
+    g2 = np.zeros(N_TREE_THETA)
+    for j in range(lo, hi + 1):
+        lj = lc[j]
+        bj = bc[j]
+        k = 2 * j - last + n
+        m = k - n - 2
+        fwd = anchor * math.exp(s * m) * f
+        r = _bbs_node(fwd, gk, s, m, w) if smooth else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        if not smooth or (terminal_exercise and e_grid[k] > r[0]):
+            s3 += lj * g_grid[k]
+            s4 += lj * i_grid[k]
+            r3 += bj * g_grid[k] + lj * h_grid[k] * s_sig
+            r4 += bj * i_grid[k]
+        else:  # the Black–Scholes layer (TA7), through s, ln F = ln(S_ref e^{ms} f), ln(K disc)
+            b, b_s, d_f, d_g, b_ss, c_sf, c_sg = r
+            for t in range(N_TREE_THETA):
+                lnf_t = f_th[t] / f
+                lng_t = disc_th[t] / disc + (1.0 / strike if t == 4 else 0.0)
+                j1 = b_s * s_th[t] + d_f * fwd * lnf_t + d_g * gk * lng_t
+                j2 = (b_ss * s_th[t] + c_sf * lnf_t + c_sg * lng_t) * s_sig + b_s * sd_th[t]
+                g1[t] += lj * j1
+                g2[t] += bj * j1 + lj * j2
+    for t in range(N_TREE_THETA):
+        k_t = 1.0 if t == 4 else 0.0
+        out[6 + t] = s1 * pu_th[t] + s2 * pd_th[t] + s3 * s_th[t] - w * s4 * k_t + g1[t]
+        out[11 + t] = (r1 * pu_th[t] + r2 * pd_th[t] + (s1 - s2) * ud_th[t] + r3 * s_th[t]
+                       + s3 * sd_th[t] - w * r4 * k_t + g2[t])
+    for j in range(3):
+        out[j] = vt[j, 0]
+        out[3 + j] = vt[j, 1]
+    out[16] = s
+
+
+@njit(cache=True)
+def tree_nodes(n, smooth):
+    """Nodes of the extended lattice down to its last induction layer (scratch size)."""
+    last = n - 1 if smooth else n
+    return (last + 1) * (last + 6) // 2
+
+
+@njit(cache=True)
+def tree_prices_serial(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """:func:`tree_price_one` over a flat batch, one thread: ``(m, 3)`` layer-0 values."""
+    out = np.empty((anchor.size, 3))
+    for b in range(anchor.size):
+        r = tree_price_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                           american, n, every, smooth)
+        out[b, 0] = r[0]
+        out[b, 1] = r[1]
+        out[b, 2] = r[2]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def tree_prices(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """:func:`tree_price_one` over a flat batch, options in parallel: ``(m, 3)``."""
+    out = np.empty((anchor.size, 3))
+    for b in prange(anchor.size):
+        r = tree_price_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                           american, n, every, smooth)
+        out[b, 0] = r[0]
+        out[b, 1] = r[1]
+        out[b, 2] = r[2]
+    return out
+
+
+@njit(cache=True)
+def tree_greeks_serial(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
+                       vt):
+    """:func:`tree_greeks_one` over a flat batch, one thread, scratch ``vt[0]``."""
+    out = np.empty((anchor.size, N_TREE_OUT))
+    for b in range(anchor.size):
+        tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                        american, n, every, smooth, vt[0], out[b])
+    return out
+
+
+@njit(parallel=True, cache=True)
+def tree_greeks(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth, vt):
+    """:func:`tree_greeks_one` over a flat batch, ``vt.shape[0]`` chunks in parallel.
+
+    Chunk c prices options c, c + C, c + 2C, … with scratch row c: ``(m, N_TREE_OUT)``.
+    """
+    out = np.empty((anchor.size, N_TREE_OUT))
+    chunks = vt.shape[0]
+    for c in prange(chunks):
+        for b in range(c, anchor.size, chunks):
+            tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                            american, n, every, smooth, vt[c], out[b])
+    return out

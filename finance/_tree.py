@@ -23,12 +23,89 @@ References:
 
 from __future__ import annotations
 
+import threading
+
+import numba
 import numpy as np
 
+from diffsci.extend import is_tracer
+
+from . import _kernels
 from ._analytic.bsm import _bsm
 from ._validate import check_bool, check_real, plain
 
-__all__ = ["tree_price"]
+__all__ = ["TREE_GREEKS", "tree_greeks", "tree_price"]
+
+
+#: The Greeks of :func:`tree_greeks` (all per unit of the input: years, a rate of 1.00, a
+#: volatility of 1.00), with their definitions.
+TREE_GREEKS = {
+    "price": "V",
+    "delta": "∂V/∂S",
+    "gamma": "∂²V/∂S²",
+    "vega": "∂V/∂σ (per 1.00 of volatility)",
+    "theta": "−∂V/∂T (per year)",
+    "rho": "∂V/∂r (per 1.00 of rate)",
+    "dividend_rho": "∂V/∂q (per 1.00 of yield)",
+    "dual_delta": "∂V/∂K",
+    "vanna": "∂²V/∂S∂σ",
+    "volga": "∂²V/∂σ²",
+    "veta": "∂²V/∂σ∂T",
+    "vera": "∂²V/∂σ∂r",
+    "vol_dividend": "∂²V/∂σ∂q",
+    "vol_strike": "∂²V/∂σ∂K",
+}
+
+
+def _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every):
+    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
+        check_real(who, name, x, low=0.0)
+    check_real(who, "rate", rate)
+    check_real(who, "dividend", dividend)
+    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    for name, x, lo in (("n_steps", n_steps, 2), ("exercise_every", exercise_every, 1)):
+        if isinstance(x, bool) or not (isinstance(x, int | np.integer) and x >= lo):
+            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
+    n = int(n_steps)
+    dt = plain(expiry) / n
+    step = plain(vol) * np.sqrt(dt)
+    growth = np.exp((plain(rate) - plain(dividend)) * dt)
+    p = (growth - np.exp(-step)) / (np.exp(step) - np.exp(-step))
+    if np.any((p <= 0) | (p >= 1)):
+        raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
+                         f"(0, 1), got {float(np.min(p))!r}..{float(np.max(p))!r}; increase it")
+    args = (spot, strike, expiry, rate, dividend, vol)
+    try:
+        shape = np.broadcast_shapes(*(np.shape(plain(a)) for a in args), w.shape)
+    except ValueError:
+        raise ValueError(f"{who}: the shapes of spot, strike, expiry, rate, dividend, vol and "
+                         f"is_call do not broadcast: "
+                         f"{[np.shape(plain(a)) for a in args] + [w.shape]}") from None
+    return w, n, shape
+
+
+#: Batches of at least this many lattice nodes in all run options in parallel (Numba threads);
+#: smaller ones run on one thread (a thread-pool launch costs more than a small tree).
+PARALLEL_MIN_NODES = 200_000
+
+_scratch = threading.local()
+
+
+def _workspace(chunks, nodes):
+    """Per-thread scratch rows for the Greeks kernel, reused across calls (no fresh pages)."""
+    ws = getattr(_scratch, "ws", None)
+    if ws is None or ws.shape[0] < chunks or ws.shape[1] < nodes:
+        ws = np.empty((chunks, nodes, 2))
+        _scratch.ws = ws
+    return ws[:chunks]
+
+
+def _parallel(size, n):
+    return size >= 2 and numba.get_num_threads() >= 2 and size * n * n // 2 >= PARALLEL_MIN_NODES
+
+
+def _flat(shape, *xs):
+    return tuple(np.ascontiguousarray(np.broadcast_to(plain(x), shape).ravel()) for x in xs)
 
 
 def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
@@ -38,10 +115,15 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
     ``Δt = T/n``, ``u = e^{σ√Δt} = 1/d``, ``p = (e^{(r−q)Δt} − d)/(u − d)``; node values
     ``V_i = max(e^{−rΔt}(p V_{i+1}^{up} + (1 − p) V_{i+1}^{down}), h(S_i))`` where exercise is
     allowed (every ``exercise_every`` steps, and at t = 0), with ``h = max(w(S − K), 0)``.
+    Plain (untraced) inputs run the Numba kernel ``_kernels.tree_prices``; traced inputs run the
+    same induction in NumPy, which diffsci differentiates to any order (:func:`tree_greeks` gives
+    price and Greeks from a hand-written reverse sweep instead, much faster).
 
     Args:
-        spot, strike, expiry, vol: > 0 (broadcastable arrays; the tree runs on all at once).
-        rate, dividend: r and q (continuous).
+        spot, strike: S, K > 0 (currency units; broadcastable arrays, the tree runs on all).
+        expiry: T > 0, in years.
+        vol: σ > 0, per √year (0.2 = 20 %).
+        rate, dividend: r and q, continuously compounded, per year (0.05 = 5 %).
         is_call: bool (array); default False (an American put).
         american: early exercise allowed (False: European, for checks).
         n_steps: tree steps n (int >= 2).
@@ -54,7 +136,8 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
 
     Raises:
         ValueError: invalid arguments, naming them, including a step too coarse for
-            ``0 < p < 1`` (``n_steps`` too small for the drift).
+            ``0 < p < 1`` (``n_steps`` too small for the drift) and shapes that do not broadcast.
+        TypeError: ``is_call`` not bool, or non-real input.
 
     Example:
         >>> round(float(tree_price(spot=36.0, strike=40.0, expiry=1.0, rate=0.06, vol=0.2,
@@ -65,22 +148,15 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
         Cox, Ross & Rubinstein (1979); Broadie & Detemple (1996), §2.
     """
     who = "tree_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
-    for name, x, lo in (("n_steps", n_steps, 2), ("exercise_every", exercise_every, 1)):
-        if not (isinstance(x, int | np.integer) and x >= lo):
-            raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
-    n = int(n_steps)
-    dt = plain(expiry) / n
-    step = plain(vol) * np.sqrt(dt)
-    growth = np.exp((plain(rate) - plain(dividend)) * dt)
-    p = (growth - np.exp(-step)) / (np.exp(step) - np.exp(-step))
-    if np.any((p <= 0) | (p >= 1)):
-        raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
-                         f"(0, 1), got {float(np.min(p))!r}..{float(np.max(p))!r}; increase it")
+    w, n, shape = _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps,
+                            exercise_every)
+    traced = any(is_tracer(a) for a in (spot, strike, expiry, rate, dividend, vol))
+    if not traced:
+        flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
+        kernel = _kernels.tree_prices if _parallel(flat[0].size, n) else \
+            _kernels.tree_prices_serial
+        v = kernel(*flat, bool(american), n, int(exercise_every), bool(smooth))
+        return v[:, 1].reshape(shape)
     v_down, v_mid, v_up, step = _backward(plain(spot), strike, expiry, rate, dividend, vol, w,
                                           bool(american), n, int(exercise_every), bool(smooth))
     # quadratic interpolation in x = ln(S/S_ref) through x = −2s, 0, 2s (DERIVATIONS.md §TR)
@@ -88,6 +164,64 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
     v_x = (v_up - v_down) / (4.0 * step)
     v_xx = (v_up - 2.0 * v_mid + v_down) / (4.0 * step * step)
     return v_mid + x * v_x + 0.5 * x * x * v_xx
+
+
+def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
+                american=True, n_steps=500, exercise_every=1, smooth=True):
+    """Price and Greeks of :func:`tree_price` from one forward and one reverse sweep (batched).
+
+    The values equal the AD derivatives of :func:`tree_price` (``ds.grad``, forward-over-reverse)
+    to rounding, at a few times the cost of the price: the forward pass runs the induction and its
+    σ-tangent, the reverse pass the adjoints of V₀ and of ∂V₀/∂σ through it, including the
+    early-exercise max (finance/DERIVATIONS.md §TA). Delta, gamma and vanna come from the three
+    layer-0 values of the extended lattice (§TR).
+
+    Args:
+        spot, strike, expiry, rate, dividend, vol, is_call, american, n_steps, exercise_every,
+        smooth: as :func:`tree_price` (T in years, σ, r, q per year, as fractions).
+
+    Returns:
+        A dict with the keys of :data:`TREE_GREEKS` (plain arrays shaped like the broadcast
+        arguments): theta per year (−∂V/∂T), vega per 1.00 of volatility, rho and dividend rho
+        per 1.00 of rate or yield.
+
+    Raises:
+        ValueError/TypeError: as :func:`tree_price`.
+
+    Example:
+        >>> g = tree_greeks(spot=36.0, strike=40.0, expiry=1.0, rate=0.06, vol=0.2)
+        >>> round(float(g["price"]), 3), round(float(g["delta"]), 3)
+        (4.488, -0.696)
+
+    References:
+        Pelsser & Vorst (1994) (delta and gamma from the extended lattice); M. Giles,
+        P. Glasserman, "Smoking adjoints", Risk (2006) (the adjoint of a backward induction).
+    """
+    who = "tree_greeks"
+    w, n, shape = _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps,
+                            exercise_every)
+    flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
+    size = flat[0].size
+    nodes = int(_kernels.tree_nodes(n, bool(smooth)))
+    static = (bool(american), n, int(exercise_every), bool(smooth))
+    if _parallel(size, n):
+        ws = _workspace(min(size, numba.get_num_threads()), nodes)
+        out = _kernels.tree_greeks(*flat, *static, ws)
+    else:
+        out = _kernels.tree_greeks_serial(*flat, *static, _workspace(1, nodes))
+    s_spot = flat[0]
+    step = out[:, 16]
+    s_sig = np.sqrt(flat[2] / n)
+    v_x = (out[:, 2] - out[:, 0]) / (4.0 * step)
+    v_xx = (out[:, 2] - 2.0 * out[:, 1] + out[:, 0]) / (4.0 * step * step)
+    # ∂v_x/∂σ: the layer-0 tangents, and the 1/(4s) of the stencil (s = σ√Δt)
+    v_x_sig = (out[:, 5] - out[:, 3]) / (4.0 * step) - v_x * s_sig / step
+    res = {"price": out[:, 1], "delta": v_x / s_spot, "gamma": (v_xx - v_x) / s_spot**2,
+           "vega": out[:, 6], "theta": -out[:, 7], "rho": out[:, 8], "dividend_rho": out[:, 9],
+           "dual_delta": out[:, 10], "vanna": v_x_sig / s_spot, "volga": out[:, 11],
+           "veta": out[:, 12], "vera": out[:, 13], "vol_dividend": out[:, 14],
+           "vol_strike": out[:, 15]}
+    return {k: v.reshape(shape) for k, v in res.items()}
 
 
 def _backward(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
