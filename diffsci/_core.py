@@ -224,9 +224,15 @@ def primitive(fun=None, *, name=None):
     cvjps = Rules(vjps.name)  # rules for ``x op c`` with a Python scalar c (defvjp_const)
     cvjps1 = Rules(vjps.name)  # ... and for ``c op x``
     new = object.__new__
+    # A NumPy ufunc takes out= positionally after its inputs, and where=: see _inplace.ufunc_out
+    ufunc = fun if isinstance(fun, np.ufunc) else None
+    unary_ufunc = ufunc is not None and ufunc.nin == 1
 
     def general(args, kwargs):
         # Any arity, any mix of trace levels and modes.
+        if ufunc is not None and (len(args) > ufunc.nin
+                                  or (kwargs and ("out" in kwargs or "where" in kwargs))):
+            return _inplace.ufunc_out(wrapped, ufunc, args, kwargs)
         top = None
         level = 0
         for a in args:
@@ -334,6 +340,8 @@ def primitive(fun=None, *, name=None):
             t._kwargs = None
             recs.append(t)
             return t
+        if unary_ufunc:  # sin(x, out): out given positionally
+            return general((a, b), None)
         return binary(a, b)
 
     def binary(a, b):

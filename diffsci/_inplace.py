@@ -109,11 +109,13 @@ def _setitem_dual(x, idx, value):
     """
     trace = x._tape
     t = tangent(x)
+    arr = x._value
     if type(value) is Dual and value._tape is trace:
         vp, vt = value._value, tangent(value)
+        if np.result_type(getval(arr)).kind not in "fc":  # an integer buffer truncates
+            vt = 0.0
     else:
         vp, vt = value, 0.0
-    arr = x._value
     arr[idx] = vp  # recurses into a lower trace level if the primal is traced
     if type(t) is Tracer or type(t) is Dual or type(vt) is Tracer or type(vt) is Dual:
         raise _nested_error()
@@ -200,7 +202,7 @@ def _write_back(grads, owned, g, rec):
     if g is _UNDO:
         return
     i_old, vpar = rec._parents
-    if vpar is not None:
+    if vpar is not None and rec._value.dtype.kind in "fc":  # an integer buffer truncates
         gv = g[idx]
         if not basic:
             gv = np.where(_winners(np.shape(rec._value), idx, np.shape(gv)), gv, 0)
@@ -421,7 +423,7 @@ def _parts(recs, r, i, p, v, js):
         if m.size == 0:
             continue
         left[m] = False
-        vpar = w._parents[1]
+        vpar = w._parents[1] if w._value.dtype.kind in "fc" else None  # integers truncate
         _, _, _, _, vshape, vdtype = w._args
         parts.append((vpar, m, n, np.shape(w._args[3]), vshape, vdtype))
     return parts
@@ -491,16 +493,65 @@ def inplace(op):
     return iop
 
 
-def write_out(out, result):
-    """Implement ``out=``: write ``result`` into the array ``out`` and return ``out``."""
+def write_out(out, result, name="out=", broadcast=False):
+    """Implement ``out=``: write ``result`` into the array ``out`` and return ``out``.
+
+    As in NumPy, ``out`` must have the result's shape (a ufunc's result may broadcast to it);
+    a traced ``out`` records the write (an integer buffer truncates: no derivative flows
+    through it); a plain ``out`` cannot hold a traced result.
+    """
+    rshape, oshape = np.shape(getval(result)), np.shape(getval(out))
+    if rshape != oshape and not (broadcast and np.broadcast_shapes(rshape, oshape) == oshape):
+        raise ValueError(f"{name}: out= has shape {oshape}, the result has shape {rshape}")
     if type(out) is Tracer or type(out) is Dual:
         setitem(out, Ellipsis, result)
         return out
+    if type(result) is not Tracer and type(result) is not Dual:
+        np.copyto(out, result, casting="unsafe")
+        return out
     raise TypeError(
-        "a traced result is being written into a plain NumPy array through out=; that would "
-        "cut the gradient. Create the output traced (out = np.zeros_like(x) with x traced) "
-        "or use the returned value."
+        f"{name}: a traced result is being written into a plain NumPy array through out=; "
+        f"that would cut the gradient. Create the output traced (out = np.zeros_like(x) with "
+        f"x traced) or use the returned value."
     )
+
+
+def ufunc_out(call, ufunc, inputs, kwargs):
+    """``ufunc(*inputs, out=..., where=...)`` on traced values, as NumPy computes it.
+
+    ``out`` may come positionally (after the inputs) or by keyword; ``where`` keeps ``out``'s
+    old values where it is False.  ``call(*inputs, **kwargs)`` computes the plain result.
+    """
+    name = f"numpy.{ufunc.__name__}"
+    kwargs = dict(kwargs or {})
+    out = kwargs.pop("out", None)
+    where = kwargs.pop("where", True)
+    if len(inputs) > ufunc.nin:
+        if out is not None or len(inputs) > ufunc.nin + 1:
+            raise TypeError(f"{name}: out given twice, or too many positional arguments")
+        inputs, out = inputs[:ufunc.nin], inputs[ufunc.nin]
+    if type(out) is tuple:
+        if len(out) != 1:
+            raise TypeError(f"{name}: out= with several outputs is not supported on traced values")
+        out = out[0]
+    if out is None:
+        if where is not True:
+            raise ValueError(
+                f"{name}: where= without out= leaves the masked entries uninitialised (NumPy "
+                f"fills them with whatever memory holds); pass out= to keep its values there")
+        return call(*inputs, **kwargs)
+    casting = kwargs.pop("casting", "same_kind")
+    result = call(*inputs, **kwargs)
+    rdt, odt = np.result_type(getval(result)), np.result_type(getval(out))
+    if not np.can_cast(rdt, odt, casting=casting):
+        raise TypeError(f"{name}: cannot cast the output from {rdt} to out's {odt} with "
+                        f"casting rule {casting!r} (as in NumPy)")
+    if where is not True:
+        from .numpy import _wrap as W
+
+        mask = getval(where)
+        result = W.where(np.broadcast_to(mask, np.shape(getval(out))), result, out)
+    return write_out(out, result, name, broadcast=True)
 
 
 def traced_like(x, plain):

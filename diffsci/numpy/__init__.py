@@ -40,6 +40,7 @@ from . import (  # noqa: F401  _jvps, _vjps register the rules; linalg is a subm
 from ._composite import *  # noqa: F403
 from ._more import *  # noqa: F403  more of NumPy (composites)
 from ._more import LISTABLE as _LISTABLE
+from ._out import wrap_namespace as _wrap_out
 from ._tracer_methods import install as _install
 from ._tracer_methods import register_numpy_function  # noqa: F401
 from ._wrap import *  # noqa: F403
@@ -54,6 +55,10 @@ empty_like = _buffer_like(_np.empty_like)
 
 from .. import fft  # noqa: E402, F401  np.fft dispatch is built from it
 
+from ._views import diag, diagonal  # noqa: E402  read-only views, as NumPy's
+
+# out= (by keyword or position) and where= of the functions that are not ufuncs.
+_wrap_out(globals())
 _install(__import__(__name__, fromlist=["*"]))
 del _install
 # Called as dnp.<name>, these primitives also take lists of traced values (mean([x, y])).

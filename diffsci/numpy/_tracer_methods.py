@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _inplace
 from .._core import Dual, Tracer, getval
+from . import _views
 
 _UFUNCS = {}  # np.ufunc -> diffsci function
 _FUNCS = {}  # numpy function -> diffsci function
@@ -44,12 +45,21 @@ def _no_rule(what, name):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if method == "__call__" and ("out" in kwargs or "where" in kwargs):
+        # compute, then write into the output array (in place), keeping it where where=False
+        return _inplace.ufunc_out(lambda *a, **k: _array_ufunc(self, ufunc, method, *a, **k),
+                                  ufunc, inputs, kwargs)
     out = kwargs.pop("out", None)
-    if out is not None:  # compute, then write into the output array (in place)
+    if out is not None:  # reduce/accumulate into out
         outs = out if isinstance(out, tuple) else (out,)
         if len(outs) != 1:
             raise TypeError(f"numpy.{ufunc.__name__}: out= with several outputs on traced values")
-        return _inplace.write_out(outs[0], _array_ufunc(self, ufunc, method, *inputs, **kwargs))
+        if kwargs.get("where", True) is not True:
+            raise NotImplementedError(
+                f"numpy.{ufunc.__name__}.{method}: where= on traced values is not supported; "
+                f"mask the input with np.where first")
+        return _inplace.write_out(outs[0], _array_ufunc(self, ufunc, method, *inputs, **kwargs),
+                                  f"numpy.{ufunc.__name__}.{method}")
     if method == "__call__":
         f = _UFUNCS.get(ufunc)
     elif method in ("reduce", "accumulate"):
@@ -208,7 +218,7 @@ def _attach(T, dnp):
     ]:
         if hasattr(dnp, name):
             setattr(T, name, method(name))
-    T.flatten = lambda self, order="C": dnp.ravel(self, order)
+    T.flatten = lambda self, order="C": _views.flatten(self, order)  # a copy, as NumPy's
     T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: (
         dnp.astype(self, dtype, copy=copy))
     T.sort = _sort_in_place(dnp)
