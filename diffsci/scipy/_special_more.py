@@ -559,3 +559,99 @@ betainc.__doc__ = """``scipy.special.betainc(a, b, x)``, differentiable in a, b 
         DLMF 8.17.2, 8.17.22; R. J. Boik, J. F. Robison-Cox, J. Stat. Comput. Simul.
         61 (1998) 1.
     """
+
+
+# ---------------------------------------------------------------- inverses (implicit rules)
+def _inverse(name, plain, nargs, slope, dparams, doc):
+    """A primitive ``x = plain(*params, y)`` solving ``F(*params, x) = y``.
+
+    ``slope(params, x)`` is ``dF/dx`` and ``dparams[j](params, x)`` is ``dF/dparam_j``,
+    both differentiable composites; the implicit function theorem gives
+    ``dx/dy = 1/slope`` and ``dx/dparam_j = -dparams[j]/slope``.
+    """
+    p = primitive(plain, name=name)
+
+    def dy(ans, *args):
+        return 1 / slope(args[:-1], ans)
+
+    def dpar(j):
+        return lambda ans, *args: -dparams[j](args[:-1], ans) / slope(args[:-1], ans)
+
+    derivs = [dpar(j) for j in range(nargs - 1)] + [dy]
+    defvjp(p, *[(lambda g, ans, *args, d=d, i=i: unbroadcast(g * d(ans, *args), args[i]))
+                for i, d in enumerate(derivs)])
+    defjvp(p, *[(lambda t, ans, *args, d=d: _bc(t * d(ans, *args), ans)) for d in derivs])
+    p.__doc__ = doc
+    p.__module__ = "diffsci.scipy.special"
+    return p
+
+
+_INV_DOC = """``scipy.special.{name}``: the inverse in ``{y}`` of ``{of}``, differentiable in
+    every argument.
+
+    Values are SciPy's; derivatives follow from the implicit function theorem on
+    ``{of} = {y}`` (``dx/d{y} = 1/F_x``, ``dx/ds = -F_s/F_x``), with ``F_s`` the
+    shape-parameter derivatives of ``{of_name}`` (so second order works too).
+
+    Args:
+        {args}
+
+    Returns:
+        ``x`` with ``{of} = {y}``, the broadcast shape.
+
+    Example:
+        >>> import diffsci as ds
+        >>> round(float(ds.grad({name}, argnums={last})({example})), 12)
+        {value}
+
+    References:
+        DLMF 8.2.4, 8.17.2; the implicit function theorem.
+    """
+
+gammaincinv = _inverse(
+    "gammaincinv", sc.gammaincinv, 2, lambda s, x: _gamma_pdf(s[0], x),
+    [lambda s, x: _gammainc_da(s[0], x)],
+    _INV_DOC.format(name="gammaincinv", y="y", of="gammainc(a, x)", of_name="gammainc",
+                    args="a: positive real array-like.\n        y: probabilities in [0, 1].",
+                    last=1, example="1.0, 0.5", value=2.0))
+gammainccinv = _inverse(
+    "gammainccinv", sc.gammainccinv, 2, lambda s, x: -_gamma_pdf(s[0], x),
+    [lambda s, x: -_gammainc_da(s[0], x)],
+    _INV_DOC.format(name="gammainccinv", y="y", of="gammaincc(a, x)", of_name="gammaincc",
+                    args="a: positive real array-like.\n        y: probabilities in [0, 1].",
+                    last=1, example="1.0, 0.5", value=-2.0))
+betaincinv = _inverse(
+    "betaincinv", sc.betaincinv, 3, lambda s, x: _beta_pdf(s[0], s[1], x),
+    [lambda s, x: _betainc_1[0](s[0], s[1], x), lambda s, x: _betainc_1[1](s[0], s[1], x)],
+    _INV_DOC.format(name="betaincinv", y="y", of="betainc(a, b, x)", of_name="betainc",
+                    args="a, b: positive real array-likes.\n        y: probabilities in "
+                         "[0, 1].", last=2, example="1.0, 1.0, 0.3", value=1.0))
+
+
+def _binom_plain(n, k):
+    return sc.binom(n, k)
+
+
+_binom_plain.__name__ = "binom"  # the primitive's and its docstring's name
+
+
+def _binom_dn(ans, n, k):
+    # binom = Gamma(n + 1) rgamma(k + 1) rgamma(n - k + 1) (DLMF 26.3.1 extended); d/dn
+    # through rgamma's derivative, finite where n - k + 1 is a pole of Gamma (binom = 0)
+    from .special import gamma
+    m = n - k + 1
+    return gamma(n + 1) * rgamma(k + 1) * (digamma(n + 1) * rgamma(m) + _rgamma_d(rgamma(m), m))
+
+
+def _binom_dk(ans, n, k):
+    from .special import gamma
+    m = n - k + 1
+    return gamma(n + 1) * (_rgamma_d(rgamma(k + 1), k + 1) * rgamma(m)
+                           - rgamma(k + 1) * _rgamma_d(rgamma(m), m))
+
+
+binom = _binary(_binom_plain, _binom_dn, _binom_dk, False,
+                "binom (digamma(n + 1) - digamma(n - k + 1)) and binom (digamma(n - k + 1) - "
+                "digamma(k + 1)), through rgamma' where n - k + 1 is a pole of gamma",
+                "(4.0, 2.0)", "[3.499999999999999, 0.0]", "DLMF 26.3.1, 5.2.2", args="n, k")
+__all__ += ["betaincinv", "binom", "gammainccinv", "gammaincinv"]

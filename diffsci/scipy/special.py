@@ -484,14 +484,16 @@ del _f
 # (it builds its primitives with the helpers above, so it is imported last).
 from . import _special_more  # noqa: E402, I001
 from ._special_more import (  # noqa: E402, F401
-    STATIC, betainc, entr, exp1, expi, expn, factorial, gammainc, gammaincc, gammasgn, hyp1f1,
+    STATIC, betainc, betaincinv, binom, entr, exp1, expi, expn, factorial, gammainc,
+    gammainccinv, gammaincc, gammaincinv, gammasgn, hyp1f1,
     iv, ive, j0, j1, jn, jv, k0, k0e, k1, k1e, kl_div, kn, kv, kve, log_expit, multigammaln,
     poch, rel_entr, rgamma, spence, y0, y1, yn, yv, zeta,
 )
 
 __all__ = sorted(__all__ + _special_more.__all__)
 for _f in (j0, j1, y0, y1, k0, k0e, k1, k1e, exp1, expi, spence, log_expit, entr, rgamma,
-           rel_entr, kl_div, poch, gammainc, gammaincc, betainc, gammasgn):
+           rel_entr, kl_div, poch, gammainc, gammaincc, betainc, gammasgn, gammaincinv,
+           gammainccinv, betaincinv, binom):
     register_numpy_function(getattr(sc, _f.__name__), _f)
 for _f in (jv, yv, yn, iv, ive, kv, kve, kn, expn, zeta, hyp1f1):  # sc.jn is sc.jv
     register_numpy_function(getattr(sc, _f.__name__), _f)

@@ -109,6 +109,12 @@ SPECS = [
     S_("betainc", S.betainc, (uniform(0.5, 4.0, 4), uniform(0.5, 4.0, 4),
                               uniform(0.05, 0.95, 4))),
     S_("betainc", S.betainc, (uniform(0.1, 0.6, 3), const(20.0), uniform(0.05, 0.95, 2, 1))),
+    S_("gammaincinv", S.gammaincinv, (uniform(0.5, 4.0, 4), uniform(0.1, 0.9, 4))),
+    S_("gammainccinv", S.gammainccinv, (uniform(0.5, 4.0, 4), uniform(0.1, 0.9, 4))),
+    S_("betaincinv", S.betaincinv, (uniform(0.5, 4.0, 3), uniform(0.5, 4.0, 3),
+                                    uniform(0.1, 0.9, 2, 3))),
+    S_("binom", S.binom, (uniform(2.0, 6.0, 4), uniform(0.5, 2.0, 4))),
+    S_("binom", S.binom, (const([2.0, 1.0]), const([3.0, 2.5])), order=1),  # 0 at the poles
     # Bessel functions (orders are static: closed over)
     S_("j0", S.j0, (normal(4, scale=3.0),)),
     S_("j1", S.j1, (normal(4, scale=3.0),)),

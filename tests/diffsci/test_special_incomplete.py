@@ -269,3 +269,59 @@ def test_betainc_dab_property_over_the_domain(a, b, x):
             assert abs(ours) < 1e-270
         else:
             assert _rel(ours, ref) < 1e-10, (a, b, x, which, ours, ref)
+
+
+def test_inverse_functions_against_differences_of_scipys():
+    h = 1e-4
+
+    def fd(f, args, i):
+        lo, hi = list(args), list(args)
+        lo[i] -= h
+        hi[i] += h
+        lo2, hi2 = list(args), list(args)
+        lo2[i] -= 2 * h
+        hi2[i] += 2 * h
+        return (-f(*hi2) + 8 * f(*hi) - 8 * f(*lo) + f(*lo2)) / (12 * h)
+
+    cases = [(S.gammaincinv, sc.gammaincinv, (1.7, 0.3)), (S.gammainccinv, sc.gammainccinv,
+                                                           (2.5, 0.6)),
+             (S.betaincinv, sc.betaincinv, (2.0, 3.5, 0.4)), (S.binom, sc.binom, (5.5, 2.2))]
+    for ours, ref, args in cases:
+        for i in range(len(args)):
+            np.testing.assert_allclose(ds.grad(ours, argnums=i)(*args), fd(ref, args, i),
+                                       rtol=1e-8)
+    # round trips: gammainc(a, gammaincinv(a, y)) = y has zero derivative in a
+    g = ds.grad(lambda a: S.gammainc(a, S.gammaincinv(a, 0.3)))(1.7)
+    assert abs(g) < 1e-12
+    g = ds.grad(lambda b: S.betainc(2.0, b, S.betaincinv(2.0, b, 0.4)), )(3.5)
+    assert abs(g) < 1e-12
+
+
+def test_binom_derivative_at_the_zeros_of_the_polynomial():
+    # binom(n, 3) = n (n - 1) (n - 2)/6: slope (3 n^2 - 6 n + 2)/6, also where it is 0
+    for n in (0.0, 1.0, 2.0, 2.5, 4.0):
+        np.testing.assert_allclose(ds.grad(S.binom)(n, 3.0), (3 * n * n - 6 * n + 2) / 6,
+                                   rtol=1e-12, atol=1e-15)
+
+
+def _doc_targets():
+    from diffsci.scipy import _special_more
+    from diffsci.scipy import stats as D
+    out = [(n, getattr(S, n)) for n in _special_more.__all__]
+    out += [(n, getattr(D, n)) for n in ("multivariate_normal", "dirichlet", "multinomial")]
+    return out
+
+
+@pytest.mark.parametrize("name,obj", _doc_targets(), ids=[n for n, _ in _doc_targets()])
+def test_docstring_examples_run(name, obj):
+    import doctest
+    doc = type(obj).__doc__ if not callable(getattr(obj, "__wrapped__", obj)) or \
+        name in ("multivariate_normal", "dirichlet", "multinomial") else obj.__doc__
+    from diffsci.scipy import stats as D
+    globs = {"np": np, **{n: getattr(S, n) for n in S.__all__},
+             **{n: getattr(D, n) for n in D.__all__}}
+    test = doctest.DocTestParser().get_doctest(doc, globs, name, None, 0)
+    assert test.examples, f"{name} has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test, out=lambda s: None)
+    assert runner.failures == 0, f"{name}: a docstring example gives another result"
