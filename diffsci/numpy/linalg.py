@@ -104,24 +104,56 @@ def _svd_gauge(a):
     return u, s, vh, c
 
 
-def _adjugate(a):
-    """The adjugate adj(a) (= det(a) a⁻¹ where a is invertible), exact at singular a:
-    adj(U S Vᴴ) = det(U) det(Vᴴ) · V diag(prod_{k != i} s_k) Uᴴ (derivation (LA1))."""
-    a = np.asarray(a)
-    if a.shape[-1] == 0:
-        return np.zeros_like(a)
+def _well_conditioned(a):
+    """det(a) a⁻¹'s parts and a mask of the matrices (of a stack) where they are accurate:
+    the LU-based inverse where the reciprocal 1-norm condition estimate is at least 1e-6 (an
+    adjugate from it then carries ~1e-10 relative error at worst, as the inverse itself);
+    the others go through the SVD (LA1)."""
+    dt = np.result_type(a, 1.0)
+    with np.errstate(all="ignore"):
+        try:
+            inv = np.linalg.inv(a)
+        except LinAlgError:  # some matrix of the stack is exactly singular: one at a time
+            flat = a.reshape((-1,) + a.shape[-2:])
+            inv = np.full(flat.shape, np.nan, dt)
+            for k, m in enumerate(flat):
+                try:
+                    inv[k] = np.linalg.inv(m)
+                except LinAlgError:
+                    pass
+            inv = inv.reshape(a.shape)
+        an = np.max(np.sum(np.abs(a), axis=-2), axis=-1)
+        ai = np.max(np.sum(np.abs(inv), axis=-2), axis=-1)
+        ok = np.isfinite(ai) & (an > 0) & (1.0 >= 1e-6 * an * ai)
+        det = np.where(ok, np.linalg.det(a), 0)
+    return np.where(ok[..., None, None], inv, 0), det, ok
+
+
+def _adjugate_svd(a):
     u, s, vh, c = _svd_gauge(a)
     p, _ = _exclusive_products(s)
     v = np.conj(np.swapaxes(vh, -1, -2))
     out = (v * p[..., None, :].astype(v.dtype)) @ np.conj(np.swapaxes(u, -1, -2))
-    return (c[..., None, None] * out).astype(np.result_type(a, 1.0), copy=False)
+    return c[..., None, None] * out
 
 
-def _adjugate_derivative(a, e):
-    """D adj(a)[e], linear in e: with a = U S Vᴴ and Ẽ = Uᴴ e V,
-    D adj(a)[e] = c V T(Ẽ) Uᴴ, T(Ẽ)_ii = sum_{k != i} q_ik Ẽ_kk, T(Ẽ)_ij = -q_ij Ẽ_ij
-    (derivation (LA2))."""
-    a, e = np.asarray(a), np.asarray(e)
+def _adjugate(a):
+    """The adjugate adj(a) (= det(a) a⁻¹ where a is invertible), exact at singular a:
+    adj(U S Vᴴ) = det(U) det(Vᴴ) · V diag(prod_{k != i} s_k) Uᴴ (derivation (LA1)); the
+    cheaper det(a) a⁻¹ where a is well conditioned."""
+    a = np.asarray(a)
+    dt = np.result_type(a, 1.0)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape, dt)
+    inv, det, ok = _well_conditioned(a)
+    out = (det[..., None, None] * inv).astype(dt, copy=False)
+    if not np.all(ok):
+        bad = ~ok
+        out[bad] = _adjugate_svd(a[bad]).astype(dt, copy=False)
+    return out
+
+
+def _adjugate_derivative_svd(a, e):
     u, s, vh, c = _svd_gauge(a)
     _, q = _exclusive_products(s)
     v = np.conj(np.swapaxes(vh, -1, -2))
@@ -131,8 +163,26 @@ def _adjugate_derivative(a, e):
     d = np.diagonal(et, 0, -2, -1)
     diag = np.einsum("...ik,...k->...i", q, d)
     t = np.where(np.eye(n, dtype=bool), diag[..., None, :], -q * et)
-    out = c[..., None, None] * (v @ t @ uh)
+    return c[..., None, None] * (v @ t @ uh)
+
+
+def _adjugate_derivative(a, e):
+    """D adj(a)[e], linear in e: with a = U S Vᴴ and Ẽ = Uᴴ e V,
+    D adj(a)[e] = c V T(Ẽ) Uᴴ, T(Ẽ)_ii = sum_{k != i} q_ik Ẽ_kk, T(Ẽ)_ij = -q_ij Ẽ_ij
+    (derivation (LA2)); det(a) (tr(a⁻¹ e) a⁻¹ - a⁻¹ e a⁻¹) where a is well conditioned."""
+    a, e = np.asarray(a), np.asarray(e)
+    a, e = np.broadcast_arrays(a, e)
     dt = np.result_type(a, e, 1.0)
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape, dt)
+    inv, det, ok = _well_conditioned(a)
+    ie = inv @ e
+    tr = np.trace(ie, axis1=-2, axis2=-1)
+    out = det[..., None, None] * (tr[..., None, None] * inv - ie @ inv)
+    out = out.astype(np.result_type(out, dt), copy=True)
+    if not np.all(ok):
+        bad = ~ok
+        out[bad] = _adjugate_derivative_svd(a[bad], e[bad])
     return (out if dt.kind == "c" else np.real(out)).astype(dt, copy=False)
 
 
