@@ -35,10 +35,11 @@ import warnings
 
 import numpy as np
 
-from .._core import getval, is_tracer, primitive
+from .._core import getval, is_tracer, nondifferentiable, primitive
 from . import _composite as C
 from . import _wrap as W
 from ._composite import _along, _axis, _cast, _numpy_on_plain, _traced
+from ._tracer_methods import register_numpy_function
 
 __all__ = [
     "append", "apply_along_axis", "block", "c_", "convolve", "copysign", "corrcoef", "correlate",
@@ -1186,3 +1187,187 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     np.copyto(ph_correct, 0, where=abs(dd) < discont)
     tail = W.add(W.getitem(p, slice1), np.cumsum(ph_correct, axis=axis))
     return W.concatenate([W.getitem(p, _along(axis, slice(0, 1))), tail], axis=axis)
+
+
+@_numpy_on_plain(np.polydiv)
+def polydiv(u, v):
+    """Quotient and remainder of polynomial division (NumPy's long division), differentiable
+    in both; the remainder's leading zeros are trimmed on the plain values as NumPy does."""
+    u = W.add(W.ravel(_arr(u)), 0.0)
+    v = W.add(W.ravel(_arr(v)), 0.0)
+    m, n = _shape(u)[0] - 1, _shape(v)[0] - 1
+    scale = W.true_divide(1.0, W.getitem(v, 0))
+    r = [W.getitem(u, i) for i in range(m + 1)]
+    q = []
+    for k in range(m - n + 1):
+        d = W.multiply(scale, r[k])
+        q.append(d)
+        for j in range(n + 1):
+            r[k + j] = W.subtract(r[k + j], W.multiply(d, W.getitem(v, j)))
+    dt = np.result_type(getval(u), getval(v))
+    q = W.stack(q) if q else np.zeros(1, dt)
+    r = W.stack(r)
+    while np.allclose(getval(r)[0], 0, rtol=1e-14) and _shape(r)[-1] > 1:
+        r = W.getitem(r, slice(1, None))
+    return q, r
+
+
+@_numpy_on_plain(np.apply_over_axes)
+def apply_over_axes(func, a, axes):
+    val = _arr(a)
+    nd = len(_shape(val))
+    for axis in (axes,) if np.ndim(axes) == 0 else axes:
+        axis = _axis(axis, nd)
+        res = _arr(func(val, axis))
+        if len(_shape(res)) != nd:
+            res = W.expand_dims(res, axis)
+            if len(_shape(res)) != nd:
+                raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val
+
+
+@_numpy_on_plain(np.i0)
+def i0(x):
+    """Modified Bessel function of the first kind, order 0 (real ``x``); i0' = i1."""
+    from ..scipy import special
+    return special.i0(x)
+
+
+def _asarray_like(np_fun):
+    @_numpy_on_plain(np_fun)
+    def f(a, dtype=None, *args, **kwargs):
+        return C.asarray(a, dtype)
+    f.__name__ = f.__qualname__ = np_fun.__name__
+    return f
+
+
+asanyarray = _asarray_like(np.asanyarray)
+ascontiguousarray = _asarray_like(np.ascontiguousarray)
+asfortranarray = _asarray_like(np.asfortranarray)
+asarray_chkfinite = _asarray_like(np.asarray_chkfinite)
+
+
+# ---- in-place writers: on a traced array they write through its (recorded) __setitem__.
+# They are reached by NumPy's dispatch (np.fill_diagonal(traced, v)), not exported: the
+# recorded in-place writes are first-order only for now (diffsci._inplace), and every
+# export of diffsci.numpy is checked to second order.
+def _cycled(values, count):
+    """``values`` raveled and repeated cyclically to ``count`` entries (NumPy's rule)."""
+    v = W.ravel(_arr(values))
+    k = _shape(v)[0]
+    if k == 0:
+        return v
+    return W.getitem(v, np.arange(count) % k)
+
+
+def _flat_write(a, flat_idx, values):
+    idx = np.unravel_index(np.asarray(flat_idx, np.intp), _shape(a))
+    if len(idx[0]):
+        a[idx] = _cycled(values, len(idx[0]))
+
+
+def _writer(np_fun):
+    """Run ``np_fun`` itself when its destination is a plain array."""
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(a, *args, **kwargs):
+            if not is_tracer(a):
+                if _traced(args) or _traced(tuple(kwargs.values())):
+                    raise TypeError(
+                        f"diffsci.numpy.{np_fun.__name__}: writing traced values into a plain "
+                        f"array would cut the gradient; make the destination traced "
+                        f"(buf = np.zeros_like(x) for traced x)")
+                return np_fun(a, *args, **kwargs)
+            return f(a, *args, **kwargs)
+        return wrapper
+    return deco
+
+
+@_writer(np.fill_diagonal)
+def fill_diagonal(a, val, wrap=False):
+    """``numpy.fill_diagonal`` on a traced array (in place, recorded); ``val`` is
+    differentiable."""
+    shape = _shape(a)
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    if len(shape) == 2:
+        step, end = shape[1] + 1, (None if wrap else shape[1] * shape[1])
+    else:
+        if not np.all(np.diff(shape) == 0):
+            raise ValueError("All dimensions of input must be of equal length")
+        step, end = 1 + int(np.cumprod(shape[:-1]).sum()), None
+    _flat_write(a, np.arange(int(np.prod(shape)))[:end:step], val)
+
+
+@_writer(np.put)
+def put(a, ind, v, mode="raise"):
+    n = int(np.prod(_shape(a)))
+    ind = np.asarray(getval(ind)).ravel()
+    if mode == "wrap":
+        ind = ind % n
+    elif mode == "clip":
+        ind = np.clip(ind, 0, n - 1)
+    elif np.any((ind < -n) | (ind >= n)):
+        raise IndexError(f"index out of range for array of size {n}")
+    _flat_write(a, ind % n, v)
+
+
+@_writer(np.place)
+def place(arr, mask, vals):
+    _flat_write(arr, np.flatnonzero(np.ravel(getval(mask))), vals)
+
+
+@_writer(np.putmask)
+def putmask(a, mask, values):
+    m = np.asarray(getval(mask), bool)
+    if m.size != int(np.prod(_shape(a))):
+        raise ValueError("putmask: mask and data must be the same size")
+    flat = np.flatnonzero(m.ravel())
+    vals = W.ravel(_arr(values))
+    k = _shape(vals)[0]
+    if len(flat) and k:
+        idx = np.unravel_index(flat, _shape(a))
+        a[idx] = W.getitem(vals, flat % k)  # putmask cycles by position, not by count
+
+
+@_writer(np.put_along_axis)
+def put_along_axis(arr, indices, values, axis):
+    shape = _shape(arr)
+    if axis is None:
+        raise NotImplementedError("diffsci.numpy.put_along_axis: axis=None on traced arrays")
+    axis = _axis(axis, len(shape))
+    ind = np.asarray(getval(indices))
+    full = np.broadcast_shapes(ind.shape, _shape(values)) if np.ndim(getval(values)) else \
+        ind.shape
+    idx = tuple(np.broadcast_to(ind, full) if d == axis else np.broadcast_to(
+        np.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (len(shape) - d - 1)), full)
+        for d in range(len(shape)))
+    arr[idx] = W.broadcast_to(_arr(values), full)
+
+
+@_writer(np.copyto)
+def copyto(dst, src, casting="same_kind", where=True):
+    if where is True:
+        dst[...] = W.broadcast_to(_arr(src), _shape(dst))
+    else:
+        m = np.broadcast_to(np.asarray(getval(where), bool), _shape(dst))
+        dst[m] = W.getitem(W.broadcast_to(_arr(src), _shape(dst)), m)
+
+
+# ---- non-differentiable (integer results): they take traced values and return plain ones
+_NONDIFFERENTIABLE_MORE = ["nanargmax", "nanargmin", "diag_indices_from", "mask_indices",
+                           "bitwise_count", "bitwise_invert", "bitwise_left_shift",
+                           "bitwise_right_shift", "isnat"]
+for _n in _NONDIFFERENTIABLE_MORE:
+    if hasattr(np, _n):
+        globals()[_n] = nondifferentiable(getattr(np, _n))
+del _n
+__all__ += ["polydiv", "apply_over_axes", "i0", "asanyarray", "ascontiguousarray",
+            "asfortranarray", "asarray_chkfinite"]
+WRITERS = {np.fill_diagonal: fill_diagonal, np.put: put, np.place: place, np.putmask: putmask,
+           np.put_along_axis: put_along_axis, np.copyto: copyto}
+for _np_f, _f in WRITERS.items():
+    register_numpy_function(_np_f, _f)
+del _np_f, _f
+__all__ += [n for n in _NONDIFFERENTIABLE_MORE if hasattr(np, n)]

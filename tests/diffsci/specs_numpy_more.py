@@ -139,6 +139,13 @@ SPECS = [
     S("divmod", lambda x, y: dnp.divmod(x, y)[1], (const([0.5, 1.3, 2.9]), const([0.4, 0.6, 1.7]))),
     S("matvec", lambda a, v: dnp.matvec(a, v), (normal(2, 2, 3), x3)),
     S("vecmat", lambda v, a: dnp.vecmat(v, a), (_c, normal(3, 2))),
+    S("polydiv", lambda u, v: dnp.polydiv(u, v), (normal(5), lambda r: r.uniform(1, 2, 2))),
+    S("apply_over_axes", lambda x: dnp.apply_over_axes(dnp.sum, x, [0, 2]), (normal(2, 3, 2),)),
+    S("i0", lambda x: dnp.i0(x), (x3,)),
+    S("asanyarray", lambda x, y: dnp.asanyarray([x, y]), (x3, x3)),
+    S("ascontiguousarray", lambda x: dnp.ascontiguousarray(x), (x23,)),
+    S("asfortranarray", lambda x: dnp.asfortranarray(x), (x23,)),
+    S("asarray_chkfinite", lambda x: dnp.asarray_chkfinite(x), (x23,)),
     # ---- lists of traced values (autograd's suite): every array_like argument
     S("mean", lambda x, y: dnp.mean([x, y, 2.0]), (const(0.3), const(1.2))),
     S("std", lambda x, y: dnp.std([[x, y], [y, 1.0]], axis=0), (const(0.3), const(1.2))),

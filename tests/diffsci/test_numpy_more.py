@@ -368,3 +368,46 @@ def test_explicit_casts():
 def test_bad_input_names_the_function(call, exc, match):
     with pytest.raises(exc, match=match):
         ds.grad(lambda x: dnp.sum(call(x)))(np.array([0.3, 1.4, -0.6]))
+
+
+# ---------------------------------------------------------------- in-place writers
+def _filled(write, x, *args, **kwargs):
+    y = x * 1.0
+    write(y, *args, **kwargs)
+    return y
+
+
+WRITERS = [
+    ("fill_diagonal", lambda x, v: _filled(np.fill_diagonal, x, v), (3, 3), (2,)),
+    ("fill_diagonal wrap", lambda x, v: _filled(np.fill_diagonal, x, v, wrap=True), (7, 3), ()),
+    ("fill_diagonal 3-d", lambda x, v: _filled(np.fill_diagonal, x, v), (2, 2, 2), (2,)),
+    ("put", lambda x, v: _filled(np.put, x, [0, 4, -1], v), (2, 3), (2,)),
+    ("put clip", lambda x, v: _filled(np.put, x, [9, 1], v, mode="clip"), (2, 3), (2,)),
+    ("place", lambda x, v: _filled(np.place, x, np.array([[1, 0, 1], [0, 0, 1]], bool), v),
+     (2, 3), (2,)),
+    ("putmask", lambda x, v: _filled(np.putmask, x, np.array([[1, 0, 1], [1, 1, 0]], bool), v),
+     (2, 3), (4,)),
+    ("put_along_axis", lambda x, v: _filled(np.put_along_axis, x, np.array([[2], [0]]), v, 1),
+     (2, 3), (2, 1)),
+    ("copyto", lambda x, v: _filled(np.copyto, x, v, where=np.array([True, False, True])),
+     (2, 3), (3,)),
+]
+
+
+@pytest.mark.parametrize("what,f,xshape,vshape", WRITERS, ids=[w[0] for w in WRITERS])
+def test_in_place_writers_on_traced_arrays(what, f, xshape, vshape):
+    """np.fill_diagonal/put/place/putmask/put_along_axis/copyto write into traced arrays:
+    values equal NumPy's; first-order gradients in the buffer and the values (recorded
+    in-place writes are first order only)."""
+    x, v = R.standard_normal(xshape), R.standard_normal(vshape)
+    np.testing.assert_array_equal(traced_value(f, x, v), f(x, v))
+    check_grads(f, (x, v), order=1, modes=("rev", "fwd"))
+
+
+def test_writing_traced_values_into_a_plain_array_raises():
+    from diffsci.numpy import _more
+    # np.fill_diagonal dispatches on its destination only: NumPy's own conversion refuses
+    with pytest.raises(TypeError, match="plain NumPy array"):
+        ds.grad(lambda v: np.fill_diagonal(np.zeros((2, 2)), v))(1.0)
+    with pytest.raises(TypeError, match="fill_diagonal: writing traced values"):
+        ds.grad(lambda v: _more.fill_diagonal(np.zeros((2, 2)), v))(1.0)
