@@ -116,12 +116,77 @@ def _safe_where(mask, z, fill):
     return np.where(mask, z, fill) if not np.all(mask) else z
 
 
+_DOC = """
+
+    Methods: {methods}.
+    Each takes ``({x}, {sig})`` as SciPy's ({x} is ``q`` for the quantiles),
+    positionally or by keyword, the arguments broadcasting together.
+    Differentiable in {cont}.
+    Freeze with ``{name}({sig0})``.
+
+    Args:
+        {x}: points{xwhat}.
+{args}
+    Returns:
+        The broadcast shape of the arguments.
+        {support}
+
+    Raises:
+        ValueError: {raises}
+            (the message names the method and the parameter).
+        TypeError: a parameter is missing, unknown or given twice{traced}.
+
+    Example:
+        >>> import scipy.stats
+        >>> bool(np.isclose({name}.{m0}({x0}{ex}), scipy.stats.{name}.{m0}({x0}{ex})))
+        True
+
+    References:
+        {refs};
+        the SciPy reference of ``scipy.stats.{name}``;
+        diffsci/DERIVATIONS.md, "diffsci.scipy.stats".
+    """
+
+
+def _document(cls):
+    """Append the shared argument, error and example sections to a distribution's doc."""
+    if not cls.__dict__.get("name"):
+        return
+    continuous = issubclass(cls, Continuous)
+    shapes = cls.shapes
+    sig = ", ".join(shapes + (("loc=0, scale=1",) if continuous else ("loc=0",)))
+    args = "".join(f"        {n}: shape parameter, {cls.rules[n][1]}.\n" for n in shapes)
+    args += ("        loc, scale: location and (positive) scale.\n" if continuous
+             else "        loc: integer shift of the support (plain).\n")
+    cls.__doc__ = (cls.__doc__ or "").rstrip() + _DOC.format(
+        methods=", ".join(f"``{m}``" for m in cls.methods), sig=sig, x="x" if continuous
+        else "k", sig0=", ".join(shapes + (("loc, scale",) if continuous else ("loc",))),
+        cont="``x``, ``loc``, ``scale`` and the shape parameters, to every order the\n"
+        "    special functions have" if continuous else "the continuous shape parameters "
+        "(``k``, ``loc`` and\n    counts are plain)",
+        xwhat="" if continuous else " (integers, plain)", args=args,
+        support="Outside the support: density 0 (log -inf), cdf 0 or 1, zero gradients."
+        if continuous else "Off the integer support: pmf 0 (log -inf).",
+        raises=("a shape parameter is out of its domain or ``scale <= 0``" if continuous
+                else "a shape parameter is out of its domain"),
+        traced="" if continuous else ";\n            ``k``, ``loc`` or a count is traced",
+        name=cls.name, m0=cls.methods[2] if len(cls.methods) > 2 else cls.methods[0],
+        x0=cls._ex_x, ex="".join(f", {v}" for v in cls._ex_shapes),
+        refs=cls._refs)
+
+
 class Continuous(_Dist):
     """A continuous distribution from its standardised formulas (``_logpdf`` ... ``_ppf``)."""
 
     params = ("loc", "scale")
     methods = ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
     _inner = 0.5  # a point inside the support, substituted outside it
+    _ex_x, _ex_shapes = 0.5, ()  # the docstring example's point and shape parameters
+    _refs = "Johnson, Kotz & Balakrishnan, Continuous Univariate Distributions (1994-95)"
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        _document(cls)
 
     # standardised formulas; the subclasses give _logpdf and _cdf at least
     def _pdf(self, z, *s):
@@ -222,6 +287,12 @@ class Discrete(_Dist):
     params = ("loc",)
     methods = ("pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf")
     _lo, _hi = 0, np.inf
+    _ex_x, _ex_shapes = 2, ()
+    _refs = "Johnson, Kemp & Kotz, Univariate Discrete Distributions, 3rd ed. (2005)"
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        _document(cls)
 
     def _logcdf(self, k, *s):
         return np.log(self._cdf(k, *s))

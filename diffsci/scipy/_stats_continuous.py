@@ -60,6 +60,7 @@ class t_gen(Continuous):
     """Student's t with ``df`` degrees of freedom (``scipy.stats.t``)."""
 
     name, shapes, rules = "t", ("df",), {"df": _POS}
+    _ex_shapes = (3.0,)
 
     def _logpdf(self, z, df):
         return (S.gammaln((df + 1) / 2) - S.gammaln(df / 2) - 0.5 * (np.log(df) + _LOGPI)
@@ -95,6 +96,7 @@ class chi2_gen(Continuous):
     """The chi-squared distribution with ``df`` degrees of freedom (``scipy.stats.chi2``)."""
 
     name, shapes, rules, _lo, _inner = "chi2", ("df",), {"df": _POS}, 0.0, 1.0
+    _ex_shapes = (3.0,)
 
     def _logpdf(self, z, df):
         return S.xlogy(df / 2 - 1, z) - z / 2 - S.gammaln(df / 2) - df / 2 * _LOG2
@@ -116,6 +118,7 @@ class gamma_gen(Continuous):
     """The gamma distribution with shape ``a`` (``scipy.stats.gamma``)."""
 
     name, shapes, rules, _lo, _inner = "gamma", ("a",), {"a": _POS}, 0.0, 1.0
+    _ex_shapes = (2.0,)
 
     def _logpdf(self, z, a):
         return S.xlogy(a - 1, z) - z - S.gammaln(a)
@@ -145,6 +148,7 @@ class beta_gen(Continuous):
     """The beta distribution with shapes ``a``, ``b`` on [0, 1] (``scipy.stats.beta``)."""
 
     name, shapes, rules, _lo, _hi = "beta", ("a", "b"), {"a": _POS, "b": _POS}, 0.0, 1.0
+    _ex_shapes = (2.0, 3.0)
 
     def _logpdf(self, z, a, b):
         return S.xlogy(a - 1, z) + S.xlog1py(b - 1, -z) - S.betaln(a, b)
@@ -168,6 +172,7 @@ class f_gen(Continuous):
     """Fisher's F with ``dfn``, ``dfd`` degrees of freedom (``scipy.stats.f``)."""
 
     name, shapes, rules, _lo, _inner = "f", ("dfn", "dfd"), {"dfn": _POS, "dfd": _POS}, 0.0, 1.0
+    _ex_shapes = (3.0, 5.0)
 
     def _logpdf(self, z, m, n):
         return (m / 2 * np.log(m / n) + S.xlogy(m / 2 - 1, z)
@@ -192,6 +197,7 @@ class invgamma_gen(Continuous):
     """The inverse gamma distribution with shape ``a`` (``scipy.stats.invgamma``)."""
 
     name, shapes, rules, _lo, _inner = "invgamma", ("a",), {"a": _POS}, 0.0, 1.0
+    _ex_shapes = (2.0,)
 
     def _logpdf(self, z, a):
         return -(a + 1) * np.log(z) - 1 / z - S.gammaln(a)
@@ -349,6 +355,7 @@ class lognorm_gen(Continuous):
     """The log-normal distribution with shape ``s`` (``scipy.stats.lognorm``)."""
 
     name, shapes, rules, _lo, _inner = "lognorm", ("s",), {"s": _POS}, 0.0, 1.0
+    _ex_shapes = (0.5,)
 
     def _logpdf(self, z, s):
         lz = np.log(z)
@@ -382,6 +389,7 @@ class truncnorm_gen(Continuous):
     name, shapes = "truncnorm", ("a", "b")
     rules = {"a": (lambda v: v < np.inf, "less than +inf (and below b)"),
              "b": (lambda v: v > -np.inf, "greater than -inf (and above a)")}
+    _ex_shapes = (-1.0, 2.0)
 
     def _support(self, a, b):
         return a, b
@@ -441,6 +449,7 @@ class vonmises_gen(Continuous):
     """
 
     name, shapes, rules = "vonmises", ("kappa",), {"kappa": _POS}
+    _ex_shapes = (2.0,)
 
     def _logpdf(self, z, kappa):
         # log(exp(kappa cos z) / (2 pi I0(kappa))) with I0 = exp(kappa) i0e(kappa)
@@ -472,6 +481,7 @@ class gennorm_gen(Continuous):
     """The generalised normal distribution with shape ``beta`` (``scipy.stats.gennorm``)."""
 
     name, shapes, rules = "gennorm", ("beta",), {"beta": _POS}
+    _ex_shapes = (1.5,)
 
     def _logpdf(self, z, beta):
         return np.log(beta) - _LOG2 - S.gammaln(1 / beta) - np.abs(z) ** beta
@@ -496,6 +506,8 @@ class pareto_gen(Continuous):
     """The Pareto distribution with shape ``b`` on [1, inf) (``scipy.stats.pareto``)."""
 
     name, shapes, rules, _lo, _inner = "pareto", ("b",), {"b": _POS}, 1.0, 2.0
+    _ex_shapes = (2.0,)
+    _ex_x = 1.5
 
     def _logpdf(self, z, b):
         return np.log(b) - (b + 1) * np.log(z)
@@ -586,6 +598,7 @@ class weibull_min_gen(Continuous):
     """The Weibull distribution with shape ``c`` (``scipy.stats.weibull_min``)."""
 
     name, shapes, rules, _lo, _inner = "weibull_min", ("c",), {"c": _POS}, 0.0, 1.0
+    _ex_shapes = (1.5,)
 
     def _logpdf(self, z, c):
         return np.log(c) + S.xlogy(c - 1, z) - z ** c

@@ -52,6 +52,7 @@ class poisson_gen(Discrete):
     """The Poisson distribution with mean ``mu`` (``scipy.stats.poisson``)."""
 
     name, shapes, rules = "poisson", ("mu",), {"mu": (lambda v: v >= 0, "non-negative")}
+    _ex_shapes = (3.0,)
 
     def _scipy(self):
         return st.poisson
@@ -70,6 +71,7 @@ class binom_gen(_Counted):
     """The binomial distribution of ``n`` trials with probability ``p`` (``scipy.stats.binom``)."""
 
     name, shapes, rules = "binom", ("n", "p"), {"n": _N, "p": _P}
+    _ex_shapes = (9, 0.3)
 
     def _scipy(self):
         return st.binom
@@ -96,6 +98,7 @@ class nbinom_gen(Discrete):
 
     name, shapes, rules = "nbinom", ("n", "p"), {"n": _POS, "p": (lambda v: (v > 0) & (v <= 1),
                                                                     "in (0, 1]")}
+    _ex_shapes = (2.5, 0.4)
 
     def _scipy(self):
         return st.nbinom
@@ -115,6 +118,7 @@ class bernoulli_gen(Discrete):
     """The Bernoulli distribution with success probability ``p`` (``scipy.stats.bernoulli``)."""
 
     name, shapes, rules, _hi = "bernoulli", ("p",), {"p": _P}, 1
+    _ex_shapes = (0.3,)
 
     def _scipy(self):
         return st.bernoulli
@@ -134,6 +138,7 @@ class geom_gen(Discrete):
 
     name, shapes, rules, _lo = "geom", ("p",), {"p": (lambda v: (v > 0) & (v <= 1),
                                                        "in (0, 1]")}, 1
+    _ex_shapes = (0.3,)
 
     def _scipy(self):
         return st.geom
@@ -158,6 +163,7 @@ class betabinom_gen(_Counted):
     """
 
     name, shapes, rules = "betabinom", ("n", "a", "b"), {"n": _N, "a": _POS, "b": _POS}
+    _ex_shapes = (9, 2.0, 3.0)
 
     def _scipy(self):
         return st.betabinom
