@@ -10,7 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.extend import is_tracer
+
+from ._model import to_float_array
+
 __all__ = ["mse"]
+
+
+def _check_finite(name, value):
+    if not np.all(np.isfinite(value)):
+        bad = np.argwhere(~np.isfinite(np.asarray(value)))
+        raise ValueError(f"raytrace.mse: {name}: expected finite numbers, got a non-finite value "
+                         f"at index {tuple(int(i) for i in bad[0])}")
 
 
 def mse(image, target, weights=None):
@@ -18,7 +29,7 @@ def mse(image, target, weights=None):
 
     Args:
         image: a rendered (height, width, 3) image (traced or plain).
-        target: the image to match, the same shape.
+        target: the image to match, the same shape (an array, or nested lists).
         weights: optional per-pixel weights or a mask, shape (height, width), (height, width, 1)
             or (height, width, 3) (perceptual or region weights).
 
@@ -26,12 +37,20 @@ def mse(image, target, weights=None):
         A scalar.
 
     Raises:
-        ValueError: ``target`` or ``weights`` has the wrong shape (naming it and both shapes).
+        ValueError: ``target`` or ``weights`` has the wrong shape (naming it and both shapes),
+            or holds a non-finite value (plain values; traced ones are not inspected).
+        TypeError: ``target`` or ``weights`` holds bools or non-numbers.
 
     Example:
         >>> mse(np.zeros((2, 2, 3)), np.ones((2, 2, 3)))
         np.float64(1.0)
     """
+    if not is_tracer(target):
+        target = to_float_array("raytrace.mse: target", target)
+        _check_finite("target", target)
+    if weights is not None and not is_tracer(weights):
+        weights = to_float_array("raytrace.mse: weights", weights)
+        _check_finite("weights", weights)
     shape = tuple(np.shape(image))
     if len(shape) != 3 or shape[2] != 3:
         raise ValueError(f"raytrace.mse: image: expected shape (height, width, 3), got {shape}")

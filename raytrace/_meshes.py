@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model import Material, Mesh
+from ._model import Material, Mesh, to_float_array
 
 __all__ = ["uv_sphere"]
 
@@ -25,16 +25,23 @@ def uv_sphere(n: int, center=(0.0, 0.0, 0.0), radius: float = 1.0,
         A :class:`~raytrace.Mesh` with 2n(n − 1) + 2 vertices.
 
     Raises:
-        ValueError: n < 2 or radius <= 0.
+        ValueError: n is not an int >= 2, radius <= 0 (or NaN), center not of shape (3,).
+        TypeError: radius is not a number (bools are not), center holds non-numbers.
 
     Example:
         >>> uv_sphere(4).faces.shape
         (48, 3)
     """
-    if not isinstance(n, (int, np.integer)) or n < 2:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)) or n < 2:
         raise ValueError(f"uv_sphere: n: expected an int >= 2, got {n!r}")
+    if isinstance(radius, (bool, np.bool_)) or not isinstance(radius, (int, float, np.number)):
+        raise TypeError(f"uv_sphere: radius: expected a number, got {type(radius).__name__} "
+                        f"({radius!r})")
     if not radius > 0:
         raise ValueError(f"uv_sphere: radius: expected > 0, got {radius!r}")
+    center = to_float_array("uv_sphere: center", center)
+    if np.shape(center) != (3,):
+        raise ValueError(f"uv_sphere: center: expected shape (3,), got {np.shape(center)}")
     th = np.linspace(0.0, np.pi, n + 1)[1:-1]
     ph = np.linspace(0.0, 2.0 * np.pi, 2 * n, endpoint=False)
     t, p = np.meshgrid(th, ph, indexing="ij")

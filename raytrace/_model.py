@@ -4,11 +4,15 @@ Every class is a final, frozen dataclass and a diffsci pytree (no registration n
 of an image loss with respect to a :class:`Scene` is a ``Scene`` whose fields hold the cotangents.
 Integer and layout fields (image size, mesh faces) are not differentiated.
 
-``__post_init__`` converts lists and Python numbers to float64 arrays (float32 arrays stay float32)
-and checks *shapes* only, so that traced values and gradients (which diffsci rebuilds without
-calling ``__init__``) pass through. The value checks (finite numbers, positive radii, non-degenerate
-triangles, a camera not looking along its up vector) happen once, in :func:`raytrace.render`, where
-the scene is first rendered; see ``raytrace/_ops.py``.
+``__post_init__`` converts lists, tuples and Python numbers to float64 arrays (float32 arrays stay
+float32) and checks *shapes* only, so that traced values and gradients (which diffsci rebuilds
+without calling ``__init__``) pass through. A list or tuple holding traced scalars or vectors
+(``Camera(look_at=(0.0, t, 0.0))`` with a traced ``t``) becomes one traced array
+(``diffsci.numpy.stack``), so the gradient reaches each entry. Bools, strings and other
+non-numbers are refused with a TypeError naming the class and field. The value checks (finite
+numbers, positive radii, non-degenerate triangles, a camera not looking along its up vector)
+happen once, in :func:`raytrace.render`, where the scene is first rendered; see
+``raytrace/_ops.py``.
 
 Shading model (Whitted 1980, Blinn 1977), per hit point x with normal n and view direction v:
 
@@ -29,6 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import diffsci as ds
+from diffsci.extend import is_tracer
+
 __all__ = [
     "Camera",
     "DirectionalLight",
@@ -43,25 +50,104 @@ __all__ = [
 ]
 
 
-def _as_float(obj, name: str, value, shape: tuple[int, ...], like=None):
-    """Plain numbers/lists become float64 arrays (or ``like``'s float dtype, for fields whose
-    defaults must not promote a float32 shape); traced values are only shape-checked."""
+def _has_tracer(value) -> bool:
+    """Does ``value`` (a traced value, or a list/tuple holding some at any depth) carry a trace?"""
+    if is_tracer(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_tracer(v) for v in value)
+
+
+def _bad_leaf(value):
+    """The first bool, string or other non-number in a (nested) list/tuple, else None."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            bad = _bad_leaf(v)
+            if bad is not None:
+                return bad
+        return None
+    if is_tracer(value):
+        return None
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind not in "fiuc"
+    ):
+        return value
+    if isinstance(value, (int, float, np.number, np.ndarray)):
+        return None
+    return value
+
+
+def _stack(value, dtype):
+    """A nested list/tuple holding traced scalars or vectors → one traced array (ds.numpy.stack,
+    plain entries as ``dtype`` arrays), so the gradient flows to each entry."""
+    if isinstance(value, (list, tuple)):
+        return ds.numpy.stack([_stack(v, dtype) for v in value])
+    return value if is_tracer(value) else np.asarray(value, dtype=dtype)
+
+
+def to_float_array(where: str, value, like=None):
+    """A field's value as a float array, validated once where it enters the model.
+
+    Args:
+        where: the name used in errors (``"Camera.look_at"``).
+        value: a number, a (nested) list or tuple, an array, a traced value, or a list/tuple
+            holding traced scalars or vectors (stacked into one traced array with
+            ``diffsci.numpy.stack``, so the gradient reaches each entry).
+        like: an array whose float dtype plain values take (default float64; float32 arrays
+            stay float32).
+
+    Returns:
+        A float array, or a traced value.
+
+    Raises:
+        TypeError: a bool (bools are not numbers here), a string or another non-number.
+        ValueError: a ragged sequence.
+
+    Example:
+        >>> to_float_array("Sphere.center", (0, 1, 2))
+        array([0., 1., 2.])
+    """
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray)
+                                                and value.dtype.kind == "b"):
+        raise TypeError(f"{where}: expected numbers, got a bool ({value!r}); bools are not "
+                        f"numbers here")
+    bad = _bad_leaf(value)
+    if bad is not None:
+        kind = "a bool" if isinstance(bad, (bool, np.bool_)) or (
+            isinstance(bad, np.ndarray) and bad.dtype.kind == "b") else type(bad).__name__
+        raise TypeError(f"{where}: expected numbers, got {kind} ({bad!r}) in {value!r}")
+    float_like = isinstance(like, np.ndarray) and like.dtype.kind == "f"
+    dtype = like.dtype if float_like else np.float64
     if isinstance(value, np.floating):
-        value = np.asarray(value)
-        object.__setattr__(obj, name, value)
-    elif isinstance(value, (int, float, list, tuple, np.number)) or (
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)) and _has_tracer(value):
+        try:
+            return _stack(value, dtype)
+        except ValueError as exc:
+            raise ValueError(f"{where}: expected a rectangular array, got a ragged sequence "
+                             f"{value!r} ({exc})") from None
+    if isinstance(value, (int, float, list, tuple, np.number)) or (
         isinstance(value, np.ndarray) and value.dtype.kind not in "f"
     ):
-        float_like = isinstance(like, np.ndarray) and like.dtype.kind == "f"
-        dtype = like.dtype if float_like else np.float64
-        value = np.asarray(value, dtype=dtype)
-        object.__setattr__(obj, name, value)
+        try:
+            return np.asarray(value, dtype=dtype)
+        except ValueError:
+            raise ValueError(f"{where}: expected a rectangular array of numbers, got the ragged "
+                             f"sequence {value!r}") from None
+    if not (is_tracer(value) or isinstance(value, np.ndarray)):
+        raise TypeError(f"{where}: expected a number or an array of numbers, got "
+                        f"{type(value).__name__} ({value!r})")
+    return value
+
+
+def _as_float(obj, name: str, value, shape: tuple[int, ...], like=None):
+    """Convert field ``name`` with :func:`to_float_array` and check its shape."""
+    where = f"{type(obj).__name__}.{name}"
+    value = to_float_array(where, value, like)
+    object.__setattr__(obj, name, value)
     got = tuple(getattr(value, "shape", ()))
     want = tuple(shape)
     if got != want:
-        raise ValueError(
-            f"{type(obj).__name__}.{name}: expected shape {want}, got {got}"
-        )
+        raise ValueError(f"{where}: expected shape {want}, got {got}")
 
 
 @dataclass(frozen=True)
@@ -82,11 +168,8 @@ class Texture:
     image: object
 
     def __post_init__(self):
-        img = self.image
-        if isinstance(img, (list, tuple)) or (isinstance(img, np.ndarray)
-                                              and img.dtype.kind != "f"):
-            img = np.asarray(img, dtype=np.float64)
-            object.__setattr__(self, "image", img)
+        img = to_float_array("Texture.image", self.image)
+        object.__setattr__(self, "image", img)
         shape = tuple(getattr(img, "shape", ()))
         if len(shape) != 3 or shape[2] != 3 or shape[0] < 1 or shape[1] < 1:
             raise ValueError(f"Texture.image: expected shape (h, w, 3) with h, w >= 1, got {shape}")
@@ -228,10 +311,8 @@ class Mesh:
     uv: object = None
 
     def __post_init__(self):
-        v = self.vertices
-        if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.dtype.kind != "f"):
-            v = np.asarray(v, dtype=np.float64)
-            object.__setattr__(self, "vertices", v)
+        v = to_float_array("Mesh.vertices", self.vertices)
+        object.__setattr__(self, "vertices", v)
         shape = tuple(getattr(v, "shape", ()))
         if len(shape) != 2 or shape[1] != 3:
             raise ValueError(f"Mesh.vertices: expected shape (V, 3), got {shape}")
