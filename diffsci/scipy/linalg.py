@@ -37,7 +37,7 @@ __all__ = [
     "cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigvalsh", "expm", "expm_frechet",
     "inv", "logm", "lu", "lu_factor", "lu_solve", "norm", "polar", "qr", "slogdet", "solve",
     "solve_banded", "solve_continuous_lyapunov", "solve_discrete_lyapunov", "solve_sylvester",
-    "solve_triangular", "solveh_banded", "sqrtm", "svd", "svdvals",
+    "schur", "solve_triangular", "solveh_banded", "sqrtm", "svd", "svdvals",
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -1498,3 +1498,122 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
         return inv, low, up
     p = np.eye(len(perm), dtype=np.result_type(getval(a), 1.0))[perm].T
     return p, low, up
+
+
+# ---------------------------------------------------------------- Schur decomposition
+def _schur_plain(a, output="complex"):
+    t, z = sl.schur(a, output=output)
+    return np.concatenate([t, z.astype(t.dtype)], axis=-2)
+
+
+_schur_p = primitive(_schur_plain, name="schur")
+
+
+def _schur_parts(ans):
+    n = np.shape(getval(ans))[-1]
+    return ans[..., :n, :], ans[..., n:, :]
+
+
+def _lower_selector(n, dtype):
+    """E (n, n, p) with E[i_k, j_k, k] = 1 for the p strictly lower pairs (i_k > j_k)."""
+    i, j = np.tril_indices(n, -1)
+    e = np.zeros((n, n, len(i)), dtype)
+    e[i, j, np.arange(len(i))] = 1
+    return i, j, e
+
+
+def _schur_operator(t):
+    """K with (Ω T - T Ω)_ij = Σ_kl K[(i,j),(k,l)] Ω_kl over strictly lower pairs (LA12):
+    K[(i,j),(k,l)] = δ_ik T_lj - T_ik δ_lj (only strictly lower Ω enters below the diagonal)."""
+    n = np.shape(getval(t))[-1]
+    i, j = np.tril_indices(n, -1)
+    eye = np.eye(n)
+    r_i, r_j = i[:, None], j[:, None]
+    c_k, c_l = i[None, :], j[None, :]
+    return eye[r_i, c_k] * t[c_l, r_j] - t[r_i, c_k] * eye[c_l, r_j]
+
+
+def _schur_jvp(t_dot, ans, a, output="complex"):
+    # Zᴴ Ȧ Z = M = Ṫ + Ω T - T Ω, Ω = Zᴴ Ż anti-Hermitian (diagonal 0: the gauge): the strictly
+    # lower part of M fixes Ω's lower part through K; Ṫ = triu(M - Ω T + T Ω), Ż = Z Ω (LA12).
+    t, z = _schur_parts(ans)
+    n = np.shape(getval(t))[-1]
+    i, j, e = _lower_selector(n, np.result_type(getval(t)))
+    m = _H(z) @ t_dot @ z
+    om_low = np.tensordot(e, dla.solve(_schur_operator(t), m[i, j]), axes=1)
+    om = om_low - _H(om_low)
+    return np.concatenate([np.triu(m - om @ t + t @ om), z @ om], axis=-2)
+
+
+def _schur_vjp(g, ans, a, output="complex"):
+    # T̂ = triu(T̄), Ω̄ = Zᴴ Z̄ - (T̂ Tᴴ - Tᴴ T̂), ω̄ = (Ω̄ - Ω̄ᴴ)_low, m̄ = K⁻ᴴ ω̄,
+    # Ā = Z (T̂ + embed(m̄)) Zᴴ (LA12).
+    t, z = _schur_parts(ans)
+    gt, gz = _schur_parts(g)
+    n = np.shape(getval(t))[-1]
+    i, j, e = _lower_selector(n, np.result_type(getval(t)))
+    that = np.triu(gt)
+    ombar = _H(z) @ gz - (that @ _H(t) - _H(t) @ that)
+    wbar = (ombar - _H(ombar))[i, j]
+    mbar = dla.solve(_H(_schur_operator(t)), wbar)
+    return _like(z @ (that + np.tensordot(e, mbar, axes=1)) @ _H(z), a)
+
+
+defjvp(_schur_p, _schur_jvp)
+defvjp(_schur_p, _schur_vjp)
+
+
+def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_finite=True):
+    """``scipy.linalg.schur``: ``a = Z T Zᴴ`` with T upper triangular, differentiable.
+
+    Traced input: ``output='complex'``, or ``'real'`` when every eigenvalue is real (T is
+    then triangular; 2 x 2 blocks raise), distinct eigenvalues, no ``sort``.  One
+    primitive: with ``M = Zᴴ ȧ Z = Ṫ + Ω T - T Ω`` (Ω = Zᴴ Ż anti-Hermitian), the strictly
+    lower part of M determines Ω through a triangular Sylvester-type system (singular exactly
+    at repeated eigenvalues), and ``Ṫ = triu(M - Ω T + T Ω)``, ``Ż = Z Ω`` (derivation
+    (LA12)).  Ω's diagonal is a gauge (the phases of Z's columns): a loss must not depend on
+    it (|T_ij|, diag(T), Z T Zᴴ, |Z_ij| are fine).  The rules use diffsci operations on the
+    traced factors, so higher orders follow.
+
+    Args:
+        a: (n, n) real or complex matrix.
+        output: 'real' or 'complex' (SciPy's).
+        sort: SciPy's; plain input only.
+        lwork, overwrite_a, check_finite: SciPy's; ignored for traced input.
+
+    Returns:
+        ``(T, Z)`` (``(T, Z, sdim)`` with sort, plain input only).
+
+    Raises:
+        NotImplementedError: traced input with sort, or output='real' with complex
+            eigenvalues.
+        ValueError: a is not square.
+
+    Example:
+        >>> schur(np.diag([1.0, 2.0]))[0]
+        array([[1., 0.],
+               [0., 2.]])
+
+    References:
+        Golub & Van Loan, "Matrix Computations" (4th ed.), §7.1; diffsci/DERIVATIONS.md, (LA12).
+    """
+    _square(a, "schur")
+    if not is_tracer(a):
+        return sl.schur(a, output=output, lwork=lwork, overwrite_a=overwrite_a, sort=sort,
+                        check_finite=check_finite)
+    if sort is not None:
+        raise NotImplementedError("diffsci.scipy.linalg.schur: sort is not supported for "
+                                  "traced input (the ordering is piecewise constant; sort the "
+                                  "plain call's eigenvalues and reorder instead)")
+    if output not in ("real", "complex", "r", "c"):
+        raise ValueError(f"diffsci.scipy.linalg.schur: output must be 'real' or 'complex', got "
+                         f"{output!r}")
+    out = "complex" if output in ("complex", "c") or np.iscomplexobj(getval(a)) else "real"
+    p = _schur_p(a, output=out)
+    t, z = _schur_parts(p)
+    if out == "real" and np.any(np.diagonal(getval(t), -1) != 0):
+        raise NotImplementedError(
+            "diffsci.scipy.linalg.schur: the real Schur form of a matrix with complex "
+            "eigenvalues has 2 x 2 blocks, which are not differentiable here; use "
+            "output='complex'")
+    return t, z

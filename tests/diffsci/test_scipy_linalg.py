@@ -152,7 +152,22 @@ for c in (False, True):
         S("lu", L.lu, (rhs(3, 3, cplx=c),)),
         S("lu", lambda a: L.lu(a, permute_l=True), (rhs(4, 4, cplx=c),), order=1),
     ]
+def schur_gauge_free(tz):
+    t, z = tz
+    return np.abs(t) ** 2, np.abs(z) ** 2
+
+
+def real_spectrum(n):  # non-normal with eigenvalues 1, 2.5, 4 ...: a triangular real Schur form
+    def sample(r):
+        x = r.standard_normal((n, n)) + 2 * np.eye(n)
+        return x @ np.diag(1.0 + 1.5 * np.arange(n)) @ np.linalg.inv(x)
+    return sample
+
+
 SPECS += [
+    S("schur", lambda a: schur_gauge_free(L.schur(a, output="complex")), (rhs(3, 3),)),
+    S("schur", lambda a: schur_gauge_free(L.schur(a)), (rhs(3, 3, cplx=True),)),
+    S("schur", lambda a: schur_gauge_free(L.schur(a)), (real_spectrum(3),)),
     S("sqrtm", L.sqrtm, (spd(3),)),  # the symmetric root of an SPD matrix
     S("logm", lambda a: L.logm(L.expm(a)), (lambda r: 0.3 * rhs(3, 3)(r),)),  # = a near 0
 ]
@@ -369,11 +384,15 @@ def _traced(f):
     (lambda: _traced(lambda a: L.polar(a)[0])(np.ones((3, 2))), NotImplementedError,
      "polar: traced a must be square"),
     (lambda: L.polar(np.eye(2), side="up"), ValueError, "side must be 'right' or 'left'"),
+    (lambda: _traced(lambda a: L.schur(a)[0])(np.array([[0.0, 1.0], [-1.0, 0.0]])),
+     NotImplementedError, "2 x 2 blocks"),
+    (lambda: _traced(lambda a: L.schur(a, sort="lhp")[0])(np.eye(2)), NotImplementedError,
+     "sort"),
 ], ids=["inv-non-square", "inv-non-square-traced", "solve-b-rows", "solve-assume_a",
         "solve_triangular-trans", "cho_solve-pair", "expm-non-square", "expm_frechet-shapes",
         "eigh-b-size", "eigh-type", "qr-raw", "qr-full-tall", "solve-transposed-complex",
         "sylvester-q-shape", "sqrtm-non-square", "solve_banded-rows", "lu_solve-pair",
-        "polar-non-square-traced", "polar-side"])
+        "polar-non-square-traced", "polar-side", "schur-real-blocks", "schur-sort"])
 def test_bad_input_raises_naming_the_argument(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
@@ -414,6 +433,8 @@ Q3 = R.standard_normal((3, 3))
     ("lu", L.lu, (Q3,)),
     ("lu p_indices", lambda a: L.lu(a, p_indices=True)[1:], (Q3,)),
     ("lu permute_l", lambda a: L.lu(a, permute_l=True), (Q3,)),
+    ("schur complex", lambda a: L.schur(a, output="complex"), (Q3,)),
+    ("schur real", L.schur, (real_spectrum(3)(np.random.default_rng(8)),)),
 ])
 def test_traced_values_are_scipys(name, f, args):
     plain = f(*args)
@@ -511,3 +532,30 @@ def test_banded_solves_put_the_dense_gradient_on_the_band():
                 np.testing.assert_allclose(gab[2 + i - j, j], ga[i, j], rtol=1e-12)
     # the corners of ab that LAPACK does not read get 0
     assert gab[0, 0] == gab[0, 1] == gab[1, 0] == gab[3, n - 1] == 0
+
+
+def test_schur_diagonal_derivative_is_the_eigenvalue_derivative():
+    # diag(T) holds the eigenvalues: its derivative must match eig's (an independent rule),
+    # and for [[a, b], [0, d]] perturbed at (1, 0) the closed form b / (a - d).
+    import diffsci.numpy.linalg as dla
+
+    a = Q3 + 1j * R.standard_normal((3, 3))
+    t0 = sl.schur(a, output="complex")[0]
+    for k in range(3):
+        lam = t0[k, k]
+
+        def via_schur(x, lam=lam):
+            d = np.diagonal(L.schur(x, output="complex")[0])
+            return np.real(d[int(np.argmin(np.abs(ds.extend.getval(d) - lam)))])
+
+        def via_eig(x, lam=lam):
+            w = dla.eigvals(x)
+            return np.real(w[int(np.argmin(np.abs(ds.extend.getval(w) - lam)))])
+
+        np.testing.assert_allclose(ds.grad(via_schur)(a), ds.grad(via_eig)(a), rtol=1e-9,
+                                   atol=1e-11)
+    tri = np.array([[1.0, 0.7], [0.0, 3.0]])
+    e = np.array([[0.0, 0.0], [1.0, 0.0]])
+    (t, _), (dt, _) = ds.jvp(lambda x: L.schur(x), (tri,), (e,))
+    np.testing.assert_allclose(np.diag(dt), [0.7 / (1.0 - 3.0), -0.7 / (1.0 - 3.0)],
+                               rtol=1e-12)
