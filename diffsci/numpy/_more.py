@@ -1371,3 +1371,19 @@ for _np_f, _f in WRITERS.items():
     register_numpy_function(_np_f, _f)
 del _np_f, _f
 __all__ += [n for n in _NONDIFFERENTIABLE_MORE if hasattr(np, n)]
+
+
+@_numpy_on_plain(np.kaiser)
+def kaiser(M, beta):
+    """The Kaiser window, differentiable in ``beta`` (NumPy's formula through ``i0``)."""
+    if M < 1:
+        return np.array([])
+    if M == 1:
+        return np.ones(1, np.result_type(getval(beta), 1.0))
+    n = np.arange(0, M)
+    alpha = (M - 1) / 2.0
+    return W.true_divide(i0(W.multiply(beta, np.sqrt(1 - ((n - alpha) / alpha) ** 2.0))),
+                         i0(beta))
+
+
+__all__ += ["kaiser"]

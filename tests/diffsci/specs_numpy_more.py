@@ -142,6 +142,7 @@ SPECS = [
     S("polydiv", lambda u, v: dnp.polydiv(u, v), (normal(5), lambda r: r.uniform(1, 2, 2))),
     S("apply_over_axes", lambda x: dnp.apply_over_axes(dnp.sum, x, [0, 2]), (normal(2, 3, 2),)),
     S("i0", lambda x: dnp.i0(x), (x3,)),
+    S("kaiser", lambda b: dnp.kaiser(6, b), (const(2.5),)),
     S("asanyarray", lambda x, y: dnp.asanyarray([x, y]), (x3, x3)),
     S("ascontiguousarray", lambda x: dnp.ascontiguousarray(x), (x23,)),
     S("asfortranarray", lambda x: dnp.asfortranarray(x), (x23,)),
