@@ -16,9 +16,15 @@ function; when an argument is traced it is built from primitives:
   matrix, so every order works.
 
 Conventions: eigenvector (singular-vector) derivatives are undefined at repeated
-eigenvalues (singular values) and come out inf/NaN there; a loss must not depend
-on their sign/phase (the gauge).  ``cholesky``, ``eigh`` and the symmetric
-``solve`` variants read one triangle, so their gradients live in it.
+eigenvalues (singular values); a loss must not depend on their sign/phase (the gauge).  At a
+repeated value a spectral loss (sum of eigenvalues, ``tr f(A)``, even computed through the
+eigenvectors) still gets its exact gradient, a loss looking inside the eigenspace gets NaN
+(diffsci/DERIVATIONS.md, LA4).  ``det`` is differentiable at singular matrices (its gradient
+is the adjugate, LA1-LA2); ``slogdet``'s derivative there raises.  ``cholesky``, ``eigh``, the
+symmetric ``solve`` variants and ``solveh_banded`` read one triangle, so their gradients live
+in it.  ``lu_factor``/``lu`` differentiate with the pivots of the plain value; ``schur``,
+``polar``, ``sqrtm``, ``logm``, ``solve_sylvester`` and the Lyapunov solvers are described
+in LA8-LA12.
 
 Derivations: ``diffsci/DERIVATIONS.md``, section "diffsci.scipy.linalg".
 """
@@ -580,9 +586,11 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     the triangle read; the generalized problem adds ``b̄`` (derivation (L4)).
     Forward mode: ``ẇ = diag(Vᴴ ȧ V)``, ``V̇ = V (F∘(Vᴴ ȧ V))``.
 
-    Degenerate eigenvalues: eigenvalue gradients stay exact, eigenvector
-    gradients divide by ``w_j - w_i`` and come out inf/NaN.  A loss must not
-    depend on the sign (phase) of the eigenvectors.
+    Degenerate eigenvalues (standard problem): eigenvalue gradients stay exact, and so do
+    those of spectral losses computed through the eigenvectors (``tr(V f(Λ) Vᴴ)``); a loss
+    that looks inside a degenerate eigenspace gets NaN (DERIVATIONS.md, LA4).  The
+    generalized problem divides by ``w_j - w_i`` (inf/NaN there).  A loss must not depend
+    on the sign (phase) of the eigenvectors.
 
     Args:
         a: (..., n, n) Hermitian matrix; only the triangle selected by ``lower`` is read.
@@ -930,6 +938,8 @@ def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):  # noqa: A0
     References:
         Giles (2008), matrix norms (through the SVD).
     """
+    if isinstance(a, (list, tuple)) and any(is_tracer(x) for x in a):
+        return dla.norm(a, ord=ord, axis=axis, keepdims=keepdims)  # a list of traced values
     if not is_tracer(a):
         return sl.norm(a, ord=ord, axis=axis, keepdims=keepdims, check_finite=check_finite)
     return dla.norm(a, ord=ord, axis=axis, keepdims=keepdims)

@@ -268,3 +268,35 @@ def test_custom_jvp_rule_misuse_raises(rule):
     g = _custom_jvp_with(rule)
     with pytest.raises((TypeError, ValueError), match="custom_jvp g"):
         ds.jvp(g, (np.array([0.2, 0.5]),), (np.ones(2),))
+
+
+# ---------------------------------------------------------------- property: any shape mismatch
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=3).map(tuple)
+
+
+@settings(max_examples=60, deadline=None)
+@given(arg_shape=_shapes, ct_shape=_shapes, kind=st.sampled_from(["f", "c", "i"]),
+       arg_complex=st.booleans())
+def test_bwd_cotangent_checked_for_every_shape_and_kind(arg_shape, ct_shape, kind, arg_complex):
+    # A bwd returning a cotangent of shape ct_shape and dtype kind ``kind`` for an argument of
+    # shape arg_shape: accepted exactly when the shapes agree, the kind is float or complex,
+    # and complex only for a complex argument; the gradient is then that cotangent.
+    ct = {"f": np.ones(ct_shape), "c": np.ones(ct_shape) * (1 + 1j),
+          "i": np.ones(ct_shape, dtype=np.int64)}[kind]
+
+    @ds.custom_vjp
+    def f(x):
+        return np.sum(np.real(x))
+
+    f.defvjp(lambda x: (f(x), None), lambda r, g: (ct,))  # g = 1 under grad
+    x = np.full(arg_shape, 0.5) * (1 + 1j if arg_complex else 1)
+    ok = ct_shape == arg_shape and kind in "fc" and (kind == "f" or arg_complex)
+    if ok:
+        np.testing.assert_array_equal(ds.grad(f)(x), ct)
+    else:
+        with pytest.raises((TypeError, ValueError), match="custom_vjp f: bwd's cotangent for "
+                                                          "argument 0"):
+            ds.grad(f)(x)

@@ -411,3 +411,21 @@ def test_norm_of_a_list_of_traced_scalars():
     np.testing.assert_allclose(got, (0.6, 0.8), rtol=1e-15)
     got = ds.jacfwd(lambda x: dla.norm([x, 2 * x, 2.0]))(1.0)
     np.testing.assert_allclose(got, 5 / 3, rtol=1e-15)
+
+
+# ---------------------------------------------------------------- property: det at any rank
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 5), data=st.data(), seed=st.integers(0, 2**32 - 1),
+       scale=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_det_gradient_is_the_cofactor_matrix_at_any_rank(n, data, seed, scale):
+    r = data.draw(st.integers(0, n))
+    rng = np.random.default_rng(seed)
+    a = scale * (rng.standard_normal((n, r)) @ rng.standard_normal((r, n)))
+    want = cofactors(a)
+    tol = 1e-9 * max(np.abs(want).max(), scale ** (n - 1) * 1e-3, 1e-300)
+    for got in (ds.grad(dla.det)(a), ds.jacfwd(dla.det)(a)):
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=tol)

@@ -186,6 +186,7 @@ SPECS += [
     S("expm", L.expm, (rhs(2, 2, 2),), order=1),  # a stack
     S("norm", lambda a: L.norm(a, ord=2), (wellcond(3, 2),), order=1),
     S("norm", lambda a: L.norm(a, axis=0), (rhs(3, 2),)),
+    S("norm", lambda x, y: L.norm([x, y, 1.0]), (const(0.5), const(-2.0))),  # a list
 ]
 
 
