@@ -54,6 +54,13 @@ class custom_vjp:
     for part of a pytree argument).  A real output's cotangent reaches ``bwd``
     real.  Without traced inputs the undecorated function runs.
 
+    Misuse raises instead of giving wrong derivatives: ``fwd`` (and a ``defjvp`` rule) must
+    return a pair (a tuple of two); ``bwd``'s tuple must have one entry per positional
+    argument, each ``None`` or shaped exactly like that argument's leaves (no broadcasting),
+    float or complex, and real for a real argument; a ``defjvp`` rule's tangents are checked
+    the same way against the outputs.  The errors name the function, the rule, the argument
+    (and pytree leaf), what was expected and what came.
+
     Higher order (``hessian``, ``grad`` of ``grad``, ``jvp`` of ``grad``):
     ``fwd`` and ``bwd`` then receive values traced by the outer levels, and
     what they compute from them is differentiated in turn.  So:
