@@ -233,8 +233,9 @@ def _sphere_samples(cam, sph, width, height, density, rng, halfspace=None):
     seg = np.where(valid[:, 1:] | valid[:, :-1], np.linalg.norm(np.diff(pts, axis=1), axis=2), 0)
     # The count only sets the variance (samples are uniform in φ, weighted by |ds/dφ|Δφ).
     length = np.where(valid.any(axis=1), seg.sum(axis=1), 0.0)
-    count = np.where(valid.any(axis=1), np.maximum(8, np.ceil(density * length)), 0)
-    count = count.astype(np.int64)
+    # At least 2·density samples per circle, also when the probes miss its visible part, so the
+    # count (hence the inverse variance) grows with the density in every scene.
+    count = np.maximum(np.ceil(2.0 * density), np.ceil(density * length)).astype(np.int64)
     which = np.repeat(np.arange(len(keep)), count)
     k = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
     phi = 2.0 * np.pi * (k + rng.random(len(k))) / count[which]

@@ -43,6 +43,11 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
     bounces, shadows and horizons seen in mirrors, and intersection curves of objects (R11,
     R12, R16).
 
+    Sphere centre and radius gradients have a heavy-tailed interior term near the outline (the
+    hit's ∂t/∂c grows as 1/√(distance to the silhouette)): their seed-spread falls more slowly
+    than 1/√samples (measured ∂/∂c_x spread 4.4, 1.3, 0.94, 0.84 at 16, 64, 256, 1024 samples
+    per pixel; DERIVATIONS.md, R11). Not yet fixed (it needs a change of variables there).
+
     Args:
         scene: a :class:`~raytrace.Scene`.
         depth: the number of mirror bounces (the paper uses 2).

@@ -11,11 +11,13 @@ image jumps, and its motion enters the pixel derivative exactly as a primary sil
     Σ_samples w ḡ(pixel(s)) · (f(s − δn) − f(s + δn)) · n·∂s/∂θ,
 
 so light position/direction, occluder geometry, receiver geometry and the camera all receive a
-boundary term. Samples are stratified along each occluder curve (count ∝ the screen length of its
-shadow, estimated from a few probe rays); w = |ds/dλ| Δλ. Occluder edges that are not silhouettes
+boundary term. Samples are stratified along each occluder curve (count = density × the screen
+length of its shadow, estimated from a few probe rays, but at least density × MIN_SHADOW_LENGTH,
+so that a shadow the probes see only a sliver of, or miss, is still sampled and its variance
+falls as 1/density); w = |ds/dλ| Δλ. Occluder edges that are not silhouettes
 from the light, and shadows hidden from the camera, have f(s − δn) = f(s + δn) and add nothing.
 
-Not covered: shadows seen through mirror bounces, and shadow curves whose probe rays all miss.
+Not covered: shadows seen through mirror bounces.
 ``device="cuda"`` runs the probe casts and the radiance evaluations on the GPU.
 
 References:
@@ -37,6 +39,8 @@ __all__ = ["shadow_boundary"]
 #: Probe rays per occluder edge / sphere silhouette used to size the sample count.
 PROBES_EDGE = 8
 PROBES_SPHERE = 32
+#: Every occluder curve is sampled as if its shadow were at least this long (pixels).
+MIN_SHADOW_LENGTH = 0.5
 #: Step of the central difference for the screen tangent ds/dλ of a sample.
 _TANGENT_STEP = 1e-6
 _MIN_DEPTH = 1e-9
@@ -191,8 +195,10 @@ def _light_blocks(p: Packed, light_kind, k, width, height, density, rng, device)
         both = hit[:, 1:] & hit[:, :-1]
         seg = np.where(both, np.linalg.norm(np.diff(s, axis=1), axis=2), 0.0)
         length = seg.sum(axis=1) * npr / max(npr - 1, 1)
-        count = np.where(hit.any(axis=1), np.maximum(2, np.ceil(density * length)), 0)
-        count = count.astype(np.int64)
+        # Every curve gets at least density · MIN_SHADOW_LENGTH samples, also where the probes
+        # see only a sliver of its shadow (length 0: no two neighbouring probes hit) or none
+        # of it: the count, hence the inverse variance, always grows with the density.
+        count = np.ceil(density * np.maximum(length, MIN_SHADOW_LENGTH)).astype(np.int64)
         if not count.sum():
             continue
         which = np.repeat(np.arange(ncurve), count)
