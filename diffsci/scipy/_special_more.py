@@ -28,16 +28,16 @@ from .special import _bc, _binary, _elementwise, _ratio, _safe, digamma, gammaln
 
 __all__ = [
     "betainc", "entr", "exp1", "expi", "expn", "factorial", "gammainc", "gammaincc",
-    "gammasgn", "hyp1f1", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1", "k1e", "kl_div",
-    "kn", "kv", "kve", "log_expit", "multigammaln", "poch", "rel_entr", "rgamma", "spence",
-    "y0", "y1", "yn", "yv", "zeta",
+    "gammasgn", "hyp1f1", "hyp2f1", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1",
+    "k1e", "kl_div", "kn", "kv", "kve", "log_expit", "multigammaln", "poch", "rel_entr",
+    "rgamma", "spence", "y0", "y1", "yn", "yv", "zeta",
 ]
 
 #: The arguments that are never differentiated (orders, counts, exponents), by function.
 STATIC = {
     "jv": ("v",), "jn": ("n",), "yv": ("v",), "yn": ("n",), "iv": ("v",), "ive": ("v",),
     "kv": ("v",), "kve": ("v",), "kn": ("n",), "expn": ("n",), "multigammaln": ("d",),
-    "zeta": ("x",), "hyp1f1": ("a", "b"),
+    "zeta": ("x",), "hyp1f1": ("a", "b"), "hyp2f1": ("a", "b", "c"),
 }  # gammasgn is not differentiable at all: it reads traced input as plain (zero gradient)
 
 
@@ -285,6 +285,49 @@ def hyp1f1(a, b, x):
     """
     _static("hyp1f1", a=a, b=b)
     return _hyp1f1_p(a, b, x)
+
+
+def _hyp2f1_plain(a, b, c, z):
+    return sc.hyp2f1(a, b, c, z)
+
+
+def _d_hyp2f1(ans, a, b, c, z):
+    return a * b / c * _hyp2f1_p(a + 1, b + 1, c + 1, z)
+
+
+_hyp2f1_p = primitive(_hyp2f1_plain, name="hyp2f1")
+defvjp(_hyp2f1_p, lambda g, ans, a, b, c, z: unbroadcast(g * _d_hyp2f1(ans, a, b, c, z), z),
+       argnums=(3,))
+defjvp(_hyp2f1_p, lambda t, ans, a, b, c, z: _bc(t * _d_hyp2f1(ans, a, b, c, z), ans),
+       argnums=(3,))
+
+
+def hyp2f1(a, b, c, z):
+    """``scipy.special.hyp2f1``: Gauss' hypergeometric function, differentiable in ``z``.
+
+    ``d/dz 2F1(a, b; c; z) = a b / c 2F1(a + 1, b + 1; c + 1; z)``, itself differentiable;
+    ``a``, ``b``, ``c`` are not differentiated.
+
+    Args:
+        a, b, c: plain real array-likes (never traced).
+        z: real array-like (``z < 1``) broadcasting with them.
+
+    Returns:
+        ``scipy.special.hyp2f1(a, b, c, z)``.
+
+    Raises:
+        TypeError: ``a``, ``b`` or ``c`` is traced.
+
+    Example:
+        >>> import diffsci as ds
+        >>> float(ds.grad(lambda z: hyp2f1(1.0, 1.0, 2.0, z))(0.0))  # -log(1 - z)/z
+        0.5
+
+    References:
+        DLMF 15.5.1.
+    """
+    _static("hyp2f1", a=a, b=b, c=c)
+    return _hyp2f1_p(a, b, c, z)
 
 
 # ---------------------------------------------------------------- composites

@@ -624,6 +624,37 @@ class weibull_min_gen(Continuous):
 
 weibull_min = weibull_min_gen()
 
+class wrapcauchy_gen(Continuous):
+    """The wrapped Cauchy distribution with shape ``c`` on [0, 2 pi] (``scipy.stats.wrapcauchy``).
+    """
+
+    name, shapes, _lo, _hi = "wrapcauchy", ("c",), 0.0, 2 * math.pi
+    rules = {"c": (lambda v: (v > 0) & (v < 1), "in (0, 1)")}
+    _ex_shapes = (0.5,)
+
+    def _logpdf(self, z, c):
+        return np.log1p(-c * c) - np.log(2 * math.pi * (1 + c * c - 2 * c * np.cos(z)))
+
+    def _cdf(self, z, c):
+        # (1/pi) atan(cr tan(z/2)) on [0, pi), mirrored on [pi, 2 pi], cr = (1 + c)/(1 - c)
+        cr = (1 + c) / (1 - c)
+        low = getval(z) < math.pi
+        zl = np.where(low, z, math.pi / 2)
+        zh = np.where(low, 3 * math.pi / 2, z)
+        return np.where(low, np.arctan(cr * np.tan(zl / 2)) / math.pi,
+                        1 - np.arctan(cr * np.tan((2 * math.pi - zh) / 2)) / math.pi)
+
+    def _ppf(self, q, c):
+        val = (1 - c) / (1 + c)
+        low = getval(q) < 0.5
+        ql = np.where(low, q, 0.25)
+        qh = np.where(low, 0.75, q)
+        return np.where(low, 2 * np.arctan(val * np.tan(math.pi * ql)),
+                        2 * math.pi - 2 * np.arctan(val * np.tan(math.pi * (1 - qh))))
+
+
+wrapcauchy = wrapcauchy_gen()
+
 CONTINUOUS = ["beta", "cauchy", "chi2", "expon", "f", "gamma", "gennorm", "gumbel_l",
               "gumbel_r", "invgamma", "laplace", "logistic", "lognorm", "pareto", "t",
-              "truncnorm", "uniform", "vonmises", "weibull_min"]
+              "truncnorm", "uniform", "vonmises", "weibull_min", "wrapcauchy"]

@@ -485,7 +485,7 @@ del _f
 from . import _special_more  # noqa: E402, I001
 from ._special_more import (  # noqa: E402, F401
     STATIC, betainc, betaincinv, binom, entr, exp1, expi, expn, factorial, gammainc,
-    gammainccinv, gammaincc, gammaincinv, gammasgn, hyp1f1,
+    gammainccinv, gammaincc, gammaincinv, gammasgn, hyp1f1, hyp2f1,
     iv, ive, j0, j1, jn, jv, k0, k0e, k1, k1e, kl_div, kn, kv, kve, log_expit, multigammaln,
     poch, rel_entr, rgamma, spence, y0, y1, yn, yv, zeta,
 )
@@ -495,6 +495,6 @@ for _f in (j0, j1, y0, y1, k0, k0e, k1, k1e, exp1, expi, spence, log_expit, entr
            rel_entr, kl_div, poch, gammainc, gammaincc, betainc, gammasgn, gammaincinv,
            gammainccinv, betaincinv, binom):
     register_numpy_function(getattr(sc, _f.__name__), _f)
-for _f in (jv, yv, yn, iv, ive, kv, kve, kn, expn, zeta, hyp1f1):  # sc.jn is sc.jv
+for _f in (jv, yv, yn, iv, ive, kv, kve, kn, expn, zeta, hyp1f1, hyp2f1):  # sc.jn is sc.jv
     register_numpy_function(getattr(sc, _f.__name__), _f)
 del _f

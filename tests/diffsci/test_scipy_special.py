@@ -152,6 +152,7 @@ SPECS = [
     S_("expn", lambda x: S.expn(np.array([0, 1, 2, 5]), x), (uniform(0.2, 3.0, 4),)),
     S_("spence", S.spence, (uniform(0.1, 3.0, 4),)),
     S_("hyp1f1", lambda x: S.hyp1f1(0.5, 1.5, x), (normal(4),)),
+    S_("hyp2f1", lambda z: S.hyp2f1(0.5, 1.5, 2.5, z), (uniform(-2.0, 0.9, 4),)),
     # logistic and entropy functions
     S_("log_expit", S.log_expit, (normal(4, scale=3.0),)),
     S_("entr", S.entr, (uniform(0.1, 2.0, 4),)),

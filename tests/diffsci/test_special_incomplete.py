@@ -206,6 +206,9 @@ STATIC_CALLS = {
     ("zeta", "x"): lambda x: S.zeta(x, 1.0),
     ("hyp1f1", "a"): lambda a: S.hyp1f1(a, 1.0, 1.0),
     ("hyp1f1", "b"): lambda b: S.hyp1f1(0.5, b, 1.0),
+    ("hyp2f1", "a"): lambda a: S.hyp2f1(a, 1.0, 2.0, 0.5),
+    ("hyp2f1", "b"): lambda b: S.hyp2f1(1.0, b, 2.0, 0.5),
+    ("hyp2f1", "c"): lambda c: S.hyp2f1(1.0, 1.0, c, 0.5),
 }
 
 
@@ -297,6 +300,17 @@ def test_inverse_functions_against_differences_of_scipys():
     assert abs(g) < 1e-12
 
 
+def test_hypergeometric_derivatives_against_closed_forms():
+    z = np.array([-0.9, -0.5, -0.1, 0.2, 0.6, 0.9])
+    # 2F1(1, 1; 2; z) = -log(1 - z)/z and M(1, 2, x) = (e^x - 1)/x
+    want = (z / (1 - z) + np.log1p(-z)) / z ** 2
+    np.testing.assert_allclose(ds.grad(lambda z: np.sum(S.hyp2f1(1.0, 1.0, 2.0, z)))(z), want,
+                               rtol=1e-12)
+    want = (np.exp(z) * (z - 1) + 1) / z ** 2
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(S.hyp1f1(1.0, 2.0, x)))(z), want,
+                               rtol=1e-12)
+
+
 def test_binom_derivative_at_the_zeros_of_the_polynomial():
     # binom(n, 3) = n (n - 1) (n - 2)/6: slope (3 n^2 - 6 n + 2)/6, also where it is 0
     for n in (0.0, 1.0, 2.0, 2.5, 4.0):
@@ -308,7 +322,9 @@ def _doc_targets():
     from diffsci.scipy import _special_more
     from diffsci.scipy import stats as D
     out = [(f"special.{n}", getattr(S, n).__doc__) for n in _special_more.__all__]
-    out += [(f"stats.{n}", type(getattr(D, n)).__doc__) for n in D.__all__ if n != "norm"]
+    out += [(f"stats.{n}", (getattr(D, n) if callable(getattr(D, n)) and not hasattr(
+        getattr(D, n), "name") else type(getattr(D, n))).__doc__)
+        for n in D.__all__ if n != "norm"]
     return out
 
 

@@ -50,6 +50,7 @@ CONT = [
     CSpec("gumbel_r", (), U(-2.0, 3.0), ("logpdf", "cdf", "logsf")),
     CSpec("gumbel_l", (), U(-3.0, 2.0), ("logpdf", "sf", "logcdf")),
     CSpec("weibull_min", (U(0.8, 3.0),), U(0.2, 2.5), ("logpdf", "cdf", "logcdf", "isf")),
+    CSpec("wrapcauchy", (U(0.1, 0.9),), U(0.2, 6.0)),
 ]
 PROB = {"ppf", "isf"}
 
@@ -140,7 +141,7 @@ def test_discrete_values_are_scipys(spec, method):
 
 def test_every_distribution_has_a_spec():
     covered = {s.name for s in CONT} | {s.name for s in DISC} | {
-        "norm", "multivariate_normal", "dirichlet", "multinomial"}
+        "norm", "multivariate_normal", "dirichlet", "multinomial", "entropy"}
     assert set(D.__all__) == covered, set(D.__all__) ^ covered
 
 
@@ -240,3 +241,18 @@ def test_broadcasting_as_scipy():
 def test_bad_input_raises_naming_it(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_entropy():
+    rng = np.random.default_rng(8)
+    pk, qk = rng.uniform(0.1, 2.0, (4, 3)), rng.uniform(0.1, 2.0, (4, 3))
+    for args, kw in [((pk,), {}), ((pk, qk), {}), ((pk,), {"base": 2.0}),
+                     ((pk, qk), {"axis": 1, "base": 10.0})]:
+        np.testing.assert_allclose(D.entropy(*args, **kw), st.entropy(*args, **kw), rtol=1e-13)
+        check_grads(lambda *a, kw=kw: D.entropy(*a, **kw), args, order=2)
+    # d/dp_i of -sum p log p at normalised p is -(log p_i + 1) minus its p-weighted mean
+    p = np.array([0.2, 0.3, 0.5])
+    g = ds.grad(D.entropy)(p)
+    np.testing.assert_allclose(g, -np.log(p) - np.sum(-p * np.log(p)), rtol=1e-12)
+    with pytest.raises(ValueError, match="entropy: pk must be non-negative"):
+        D.entropy(np.array([-0.1, 1.1]))
