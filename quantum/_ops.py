@@ -284,7 +284,7 @@ def _state_vjp_bwd(res, tbar):
                                   "(e.g. ds.grad of a ds.jvp) and derivatives of order three "
                                   "are not supported; for second derivatives use ds.hessian.")
     # θ̄ = Re(J(θ)ᴴψ̄) depends on θ too: its θ-cotangent Σ_k t̄_k ∂_θ Re⟨∂_kψ, ψ̄⟩ is the
-    # directional derivative of θ̄ along t̄ (the matrix Re⟨∂_j∂_kψ, ψ̄⟩ is symmetric, eq. H1),
+    # directional derivative of θ̄ along t̄ (the matrix Re⟨∂_j∂_kψ, ψ̄⟩ is symmetric, eq. H2),
     # which second derivatives by reverse over reverse need.
     tbar = np.asarray(tbar, np.float64)
     theta_bar = None
