@@ -9,8 +9,8 @@ median wall time of
 * adjoint: ``back(ḡ)`` of ``ds.pullback(render, scene)`` (the hand-written adjoint kernel that
   re-traces every pixel, plus unpacking into a Scene-shaped cotangent);
 * adjoint + edges: the same with ``edges=True`` (Li et al. 2018 edge sampling of silhouettes,
-  directly and in the mirror floor, and of hard-shadow boundaries, 4 samples per pixel of edge
-  length);
+  directly and in the mirror floor, of hard-shadow boundaries and of the floor's horizon, 4
+  samples per pixel of edge length);
 
 primary rays per second of the render (the whole call: validation, packing, BVH build, kernel)
 and of the render kernel alone, samples per second of a 4-samples-per-pixel render,
@@ -18,9 +18,9 @@ each on one thread and on all Numba threads (thread scaling), with the adjoint's
 term's cost as ratios to the render measured in the same run. A second table breaks the edge
 term's cost down at the largest size: silhouette samples generated, hidden ones culled by one
 closest-hit cast each before shading (mesh edges behind the mesh itself or other objects),
-shadow-boundary samples, and the pullback of the sample points. A further table renders a
-≈10⁵-triangle UV sphere (``--big`` triangles) over the same floor at 256×256: BVH build time,
-render time (build included), and the adjoint. Triangles are found through a BVH
+shadow-boundary samples, plane-horizon samples, and the pullback of the sample points. A further
+table renders a ≈10⁵-triangle UV sphere (``--big`` triangles) over the same floor at 256×256:
+BVH build time, render time (build included), and the adjoint. Triangles are found through a BVH
 (``raytrace/_kernels.py``, ``build_bvh``), rebuilt on every render since vertices may change
 between renders.
 Numba threads: all cores unless NUMBA_NUM_THREADS is set.
@@ -251,6 +251,7 @@ def edge_cost_table(size: int, mesh: int, repeats: int) -> None:
     how many are hidden (culled by one cast each before shading), shadow-boundary samples, and
     the pullback of the sample points, against the render in the same run."""
     from raytrace import _edges as E
+    from raytrace._horizon import horizon_boundary
     from raytrace._shadow_edges import shadow_boundary
 
     scene = make_scene(size, mesh)
@@ -274,10 +275,15 @@ def edge_cost_table(size: int, mesh: int, repeats: int) -> None:
     sb = shadow_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY)
     t_sh = median_time(lambda: shadow_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY),
                        repeats)
+    hb = horizon_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY)
+    t_hz = median_time(lambda: horizon_boundary(p, size, size, 2, E.DEFAULT_EDGE_DENSITY),
+                       repeats)
     g = np.ones((size, size, 3))
     t_pull = median_time(lambda: (E.boundary_cotangents(b, p, g),
-                                  E.boundary_cotangents(sb, p, g)), repeats)
+                                  E.boundary_cotangents(sb, p, g),
+                                  E.boundary_cotangents(hb, p, g)), repeats)
     n_sh = 0 if sb is None else len(sb.s)
+    n_hz = 0 if hb is None else len(hb.s)
     print(f"\nedge term at {size}x{size} ({len(p.tri)} triangles, {len(pairs)} unique edges, "
           f"mirror floor; render {1e3 * t_render:.1f} ms in the same run)")
     header = f"{'part':>44} {'samples':>9} {'ms':>9} {'x render':>9}"
@@ -289,7 +295,9 @@ def edge_cost_table(size: int, mesh: int, repeats: int) -> None:
           f"{t_sil / t_render:>9.2f}")
     print(f"{'shadow boundaries: probe, sample, shade':>44} {n_sh:>9} {1e3 * t_sh:>9.1f} "
           f"{t_sh / t_render:>9.2f}")
-    print(f"{'pullback of the sample points (diffsci)':>44} {len(b.s) + n_sh:>9} "
+    print(f"{'plane horizons: sample, cull, shade':>44} {n_hz:>9} {1e3 * t_hz:>9.1f} "
+          f"{t_hz / t_render:>9.2f}")
+    print(f"{'pullback of the sample points (diffsci)':>44} {len(b.s) + n_sh + n_hz:>9} "
           f"{1e3 * t_pull:>9.1f} {t_pull / t_render:>9.2f}")
 
 

@@ -1,6 +1,7 @@
 """The BVH: renders and gradients bit-identical to testing every triangle; its structure."""
 
 import numpy as np
+import pytest
 
 import diffsci as ds
 import raytrace as rt
@@ -8,6 +9,8 @@ from raytrace import _kernels as K
 from raytrace._ops import adjoint_tables
 from raytrace._pack import pack
 from tests.raytrace.problems import uv_sphere
+
+pytestmark = pytest.mark.kernels
 
 
 def mesh_scene(size=24):
@@ -72,3 +75,38 @@ def test_mesh_vertex_gradient_through_the_bvh():
     eps = 1e-4
     fd = (loss(v + eps * u) - loss(v - eps * u)) / (2 * eps)
     np.testing.assert_allclose(np.sum(gv * u), fd, rtol=1e-5)
+
+
+def _strip(n):
+    """A zig-zag strip of n triangles (a wavy ribbon in front of the camera)."""
+    x = np.linspace(-1.5, 1.5, n // 2 + 2)
+    top = np.stack([x, 0.4 + 0.1 * np.sin(3 * x), 0.3 * np.cos(2 * x)], axis=1)
+    bottom = top + np.array([0.0, -0.9, 0.2])
+    v = np.concatenate([top, bottom])
+    m = len(x)
+    faces = [(k // 2, m + k // 2, k // 2 + 1) if k % 2 == 0 else
+             (k // 2 + 1, m + k // 2, m + k // 2 + 1) for k in range(n)]
+    return v, np.array(faces)
+
+
+@pytest.mark.parametrize("n", [K.BVH_MIN_TRIANGLES - 1, K.BVH_MIN_TRIANGLES,
+                               4 * K.BVH_MIN_TRIANGLES])
+def test_edge_terms_with_and_without_the_bvh_agree_around_the_threshold(n):
+    # The edge terms' ray casts and radiance evaluations (cast_kernel, render_points_kernel) on
+    # either side of the BVH threshold give the same samples and jumps with and without it.
+    from raytrace._edges import primary_boundary
+    from raytrace._horizon import horizon_boundary
+    from raytrace._shadow_edges import shadow_boundary
+
+    v, f = _strip(n)
+    s = mesh_scene(size=12)
+    mesh = rt.Mesh(v, f, rt.Material(diffuse=(0.7, 0.5, 0.3)))
+    scene = rt.Scene(s.camera, (mesh,) + s.shapes[2:], s.lights, s.background)
+    with_bvh, brute = pack(scene), pack(scene, bvh=False)
+    assert (len(with_bvh.bvh) > 0) == (n >= K.BVH_MIN_TRIANGLES)
+    for boundary in (primary_boundary, shadow_boundary, horizon_boundary):
+        a = boundary(with_bvh, 12, 12, 2, 4.0, 3)
+        b = boundary(brute, 12, 12, 2, 4.0, 3)
+        assert a is not None and b is not None, boundary.__name__
+        np.testing.assert_array_equal(a.s, b.s)
+        np.testing.assert_array_equal(a.jump, b.jump)

@@ -7,6 +7,8 @@ import raytrace as rt
 from raytrace._gpu_checks import CHECKS
 from tests.raytrace.problems import mixed_params, mixed_scene
 
+pytestmark = pytest.mark.kernels
+
 
 def test_cuda_render_matches_cpu_kernel():
     scene = mixed_scene(mixed_params(), size=6)

@@ -13,6 +13,8 @@ import pytest
 import diffsci as ds
 import raytrace as rt
 
+pytestmark = pytest.mark.kernels
+
 N = 16
 RAMP = np.linspace(0.0, 1.0, N)
 WEIGHTS = (RAMP[None, :, None] + 0.5 * RAMP[:, None, None]) * np.array([1.0, 0.7, 0.4])

@@ -13,6 +13,8 @@ import raytrace as rt
 from diffsci.testing import check_grads
 from tests.raytrace.problems import mixed_params, mixed_scene, paper_scene
 
+pytestmark = pytest.mark.kernels
+
 GROUPS = {
     "camera": ("eye", "look_at", "up", "fov"),
     "spheres": ("c0", "r0", "c1", "r1"),

@@ -7,6 +7,8 @@ import raytrace as rt
 from tests.raytrace.problems import mixed_params, mixed_scene, paper_scene
 from tests.raytrace.reference import reference_render
 
+pytestmark = pytest.mark.kernels
+
 
 @pytest.mark.parametrize("depth, samples", [(0, 1), (2, 1), (3, 4)])
 def test_mixed_scene_matches_reference(depth, samples):

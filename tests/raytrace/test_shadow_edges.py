@@ -16,6 +16,8 @@ import diffsci as ds
 import raytrace as rt
 from tests.raytrace.problems import uv_sphere
 
+pytestmark = pytest.mark.kernels
+
 N = 16
 RAMP = np.linspace(0.0, 1.0, N)
 WEIGHTS = (RAMP[None, :, None] + 0.5 * RAMP[:, None, None]) * np.array([1.0, 0.7, 0.4])

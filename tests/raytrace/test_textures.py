@@ -13,6 +13,8 @@ from diffsci.testing import check_grads
 from tests.raytrace.problems import textured_params, textured_scene
 from tests.raytrace.reference import reference_render
 
+pytestmark = pytest.mark.kernels
+
 #: One parameter per check, so that no large derivative hides a small wrong one.
 KEYS = ("floor_tex", "tri_tex", "mesh_tex", "tri_uv", "mesh_uv", "u_axis", "v_axis", "floor_p",
         "floor_n", "tri", "mesh", "floor_kd", "floor_refl", "lp", "eye")
