@@ -242,3 +242,22 @@ def test_hidden_horizon_adds_nothing():
     b = horizon_boundary(pack(hidden), N, N, 1, 4.0)
     # The wall's own horizon (its vanishing line) lies outside this view; the floor's is hidden.
     assert b is None
+
+
+@pytest.mark.parametrize("pitch", [-0.12, 0.0, 0.08])
+def test_parallel_planes_share_one_horizon(pitch):
+    # A floor and a ceiling (exactly parallel) have the same horizon; across it the image jumps
+    # from the floor's radiance (0: the ceiling shadows it) to the ceiling's (its ambient, 0.3:
+    # the light shines on its back). Each plane samples the line with weight 1/2, so the pitch
+    # gradient is (0 − 0.3)·dA/dpitch once, A the floor's exact screen area.
+    level = (0.0, 1.0, 0.0)
+
+    def loss(p):
+        s = _uniform_scene(p, np.asarray(0.0), 45.0, level, level)
+        ceiling = rt.Plane((0.0, 3.0, 0.0), (0.0, -2.0, 0.0),
+                           rt.Material(diffuse=(0.0, 0.0, 0.0), ambient=(0.3, 0.3, 0.3)))
+        return ds.numpy.sum(rt.render(rt.Scene(s.camera, s.shapes + (ceiling,), s.lights,
+                                               s.background), depth=0, edges=True))
+
+    ref = _closed_form(pitch, 0.0, 45.0, level)["pitch"] * (0.0 - 0.3) / (KD - BG)
+    np.testing.assert_allclose(float(ds.grad(loss)(np.asarray(pitch))), ref, rtol=1e-6)
