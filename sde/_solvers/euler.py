@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._fused import combine
 from .._model import Calculus, Noise
 from ._base import AbstractSolver, Method
 
@@ -26,4 +27,4 @@ class Euler(AbstractSolver):
     def step(self, sde, t, dt, y, state, params, dW, H=None):
         f = sde.f(t, y, params)
         g = sde.g(t, y, params)
-        return y + f * dt + sde.g_prod(g, dW), None
+        return combine(sde, y, ((dt, f),), ((g, dW),)), None

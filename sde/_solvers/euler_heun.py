@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._fused import combine
 from .._model import Calculus, Noise
 from ._base import AbstractSolver, Method
 
@@ -25,6 +26,7 @@ class EulerHeun(AbstractSolver):
 
     def step(self, sde, t, dt, y, state, params, dW, H=None):
         f = sde.f(t, y, params)
-        gdw0 = sde.g_prod(sde.g(t, y, params), dW)
-        gdw1 = sde.g_prod(sde.g(t + dt, y + gdw0, params), dW)
-        return y + f * dt + 0.5 * (gdw0 + gdw1), None
+        g0 = sde.g(t, y, params)
+        g1 = sde.g(t + dt, combine(sde, y, noise=((g0, dW),)), params)
+        half = 0.5 * dW
+        return combine(sde, y, ((dt, f),), ((g0, half), (g1, half))), None

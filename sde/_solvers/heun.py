@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._fused import combine
 from .._model import Calculus, Noise
 from ._base import AbstractSolver, Method
 
@@ -36,11 +37,12 @@ class Heun(AbstractSolver):
     @staticmethod
     def _stages(sde, t, dt, y, params, dW):
         f0 = sde.f(t, y, params)
-        gdw0 = sde.g_prod(sde.g(t, y, params), dW)
-        y_pred = y + f0 * dt + gdw0
+        g0 = sde.g(t, y, params)
+        y_pred = combine(sde, y, ((dt, f0),), ((g0, dW),))
         f1 = sde.f(t + dt, y_pred, params)
-        gdw1 = sde.g_prod(sde.g(t + dt, y_pred, params), dW)
-        return y + 0.5 * ((f0 + f1) * dt + gdw0 + gdw1), y_pred
+        g1 = sde.g(t + dt, y_pred, params)
+        half = 0.5 * dW
+        return combine(sde, y, ((0.5 * dt, f0), (0.5 * dt, f1)), ((g0, half), (g1, half))), y_pred
 
     def step(self, sde, t, dt, y, state, params, dW, H=None):
         return self._stages(sde, t, dt, y, params, dW)[0], None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._fused import combine
 from .._model import Calculus, Noise
 from ._base import AbstractSolver, Method
 
@@ -35,11 +36,11 @@ class ReversibleHeun(AbstractSolver):
 
     def step(self, sde, t, dt, y, state, params, dW, H=None):
         z, fz, gz = state
-        gdw = sde.g_prod(gz, dW)
-        z1 = 2.0 * y - z + fz * dt + gdw
+        z1 = combine(sde, y, ((1.0, y), (-1.0, z), (dt, fz)), ((gz, dW),))
         f1 = sde.f(t + dt, z1, params)
         g1 = sde.g(t + dt, z1, params)
-        y1 = y + 0.5 * ((fz + f1) * dt + gdw + sde.g_prod(g1, dW))
+        half = 0.5 * dW
+        y1 = combine(sde, y, ((0.5 * dt, fz), (0.5 * dt, f1)), ((gz, half), (g1, half)))
         return y1, (z1, f1, g1)
 
     def unstep(self, sde, t, dt, y1, state1, params, dW):
