@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-__all__ = ["gammainc_da", "betainc_dab"]
+__all__ = ["gammainc_da", "betainc_dab", "betainc_dab_cached"]
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -61,86 +61,89 @@ def _betaln(a, b):
     return sc.betaln(a, b)
 
 
-def _lentz(b0, db0, coef, n_params, shape):
+def _lentz(b0, db0, coef, params):
     """Evaluate ``b0 + a_1/(b_1 + a_2/(b_2 + ...))`` and its derivatives on flat arrays.
 
-    ``coef(n, idx)`` gives ``(a_n, b_n, da_n, db_n)`` for the active entries ``idx``
-    (flat indices), the derivatives with a leading axis of length ``n_params``.
-    Returns ``(f, df)``, ``df`` with a leading axis ``n_params``.
+    ``coef(n, *params)`` gives ``(a_n, b_n, da_n, db_n)`` from the parameter arrays of
+    the entries not yet converged (the derivatives with a leading axis, one row per
+    differentiated parameter).  The state is kept compact: converged entries are
+    written out and dropped.  Returns ``(f, df)``, ``df`` with the leading axis.
     """
     dt = np.result_type(b0, db0, float)
     f = np.where(b0 == 0, _TINY, b0).astype(dt)
-    df = np.array(db0, dtype=dt).reshape((n_params,) + shape)
+    df = np.array(db0, dtype=dt)
+    out_f, out_df = f.copy(), df.copy()
     c, dc = f.copy(), df.copy()
-    d, dd = np.zeros(shape, dt), np.zeros((n_params,) + shape, dt)
-    active = np.arange(f.shape[-1])
+    d, dd = np.zeros(f.shape, dt), np.zeros(df.shape, dt)
+    idx = np.arange(f.shape[-1])
+    params = tuple(params)
     for n in range(1, _MAXITER + 1):
-        if active.size == 0:
+        if idx.size == 0:
             break
-        an, bn, dan, dbn = coef(n, active)
-        da_, ca = dd[:, active], dc[:, active]
-        dv, cv = d[active], c[active]
-        # D <- b + a D, then inverted
-        dpre = bn + an * dv
-        ddpre = dbn + dan * dv + an * da_
-        small = np.abs(dpre) < _TINY
-        dpre = np.where(small, _TINY, dpre)
-        dnew = 1.0 / dpre
-        ddnew = -ddpre * dnew * dnew
+        an, bn, dan, dbn = coef(n, *params)
+        # D <- 1/(b + a D)
+        dpre = bn + an * d
+        ddpre = dbn + dan * d + an * dd
+        dpre = np.where(np.abs(dpre) < _TINY, _TINY, dpre)
+        d = 1.0 / dpre
+        dd = -ddpre * d * d
         # C <- b + a / C
-        cnew = bn + an / cv
-        dcnew = dbn + dan / cv - an * ca / (cv * cv)
-        cnew = np.where(np.abs(cnew) < _TINY, _TINY, cnew)
-        step = cnew * dnew
-        dstep = dcnew * dnew + cnew * ddnew
-        fv, dfv = f[active], df[:, active]
-        fnew = fv * step
-        dfnew = dfv * step + fv * dstep
-        f[active], df[:, active] = fnew, dfnew
-        c[active], dc[:, active] = cnew, dcnew
-        d[active], dd[:, active] = dnew, ddnew
-        scale = np.abs(dfnew) + np.abs(fnew)
-        done = (np.abs(step - 1) < _EPS) & np.all(np.abs(fnew * dstep) <= _EPS * scale, axis=0)
-        active = active[~done]
+        cinv = 1.0 / c
+        dc = dbn + dan * cinv - an * dc * cinv * cinv
+        c = bn + an * cinv
+        c = np.where(np.abs(c) < _TINY, _TINY, c)
+        step = c * d
+        dstep = dc * d + c * dd
+        df = df * step + f * dstep
+        f = f * step
+        done = (np.abs(step - 1) < _EPS) & np.all(
+            np.abs(f * dstep) <= _EPS * (np.abs(df) + np.abs(f)), axis=0)
+        if done.any():
+            out_f[idx[done]], out_df[:, idx[done]] = f[done], df[:, done]
+            keep = ~done
+            idx, f, c, d = idx[keep], f[keep], c[keep], d[keep]
+            df, dc, dd = df[:, keep], dc[:, keep], dd[:, keep]
+            params = tuple(p[keep] for p in params)
     else:
         raise FloatingPointError("diffsci.scipy.special: a continued fraction did not "
                                  f"converge in {_MAXITER} terms")
-    return f, df
+    return out_f, out_df
 
 
 def _gamma_series_da(a, x):
     """(G1): dP/da by the differentiated power series, for 0 < x < a + 1."""
     dt = np.result_type(a, x)
+    out_s, out_ds = np.ones(x.shape, dt), np.zeros(x.shape, dt)
     s, c = np.ones(x.shape, dt), np.ones(x.shape, dt)
     ds, d = np.zeros(x.shape, dt), np.zeros(x.shape, dt)
-    active = np.arange(x.size)
+    idx, ac, xc = np.arange(x.size), a, x
     for n in range(1, _MAXITER + 1):
-        if active.size == 0:
+        if idx.size == 0:
             break
-        an, xn = a[active], x[active]
-        c[active] = cn = c[active] * xn / (an + n)
-        d[active] = dn = d[active] - 1.0 / (an + n)
-        s[active] += cn
-        ds[active] += cn * dn
-        done = (np.abs(cn) <= _EPS * np.abs(s[active])) & \
-            (np.abs(cn * dn) <= _EPS * (np.abs(ds[active]) + np.abs(s[active])))
-        active = active[~done]
+        inv = 1.0 / (ac + n)
+        c = c * xc * inv
+        d = d - inv
+        s = s + c
+        ds = ds + c * d
+        done = (np.abs(c) <= _EPS * np.abs(s)) & (np.abs(c * d) <= _EPS * (np.abs(ds) + np.abs(s)))
+        if done.any():
+            out_s[idx[done]], out_ds[idx[done]] = s[done], ds[done]
+            keep = ~done
+            idx, ac, xc, s, c, ds, d = (v[keep] for v in (idx, ac, xc, s, c, ds, d))
     else:
         raise FloatingPointError("diffsci.scipy.special.gammainc: the series did not converge")
     pref = np.exp(a * np.log(x) - x - _lgamma(a + 1))
-    return pref * (s * (np.log(x) - sc.digamma(a + 1)) + ds)
+    return pref * (out_s * (np.log(x) - sc.digamma(a + 1)) + out_ds)
 
 
 def _gamma_cf_da(a, x):
     """(G2): dP/da = -dQ/da from the differentiated continued fraction, x >= a + 1."""
-    shape = x.shape
+    def coef(n, a, x):
+        an = -n * (n - a)
+        bn = x + 2 * n + 1 - a  # b_{n+1}
+        return an, bn, np.full((1, a.size), float(n)), np.full((1, a.size), -1.0)
 
-    def coef(n, idx):
-        an = -n * (n - a[idx])
-        bn = x[idx] + 2 * n + 1 - a[idx]  # b_{n+1}
-        return an, bn, np.full((1, idx.size), float(n)), np.full((1, idx.size), -1.0)
-
-    g, dg = _lentz(x + 1 - a, -np.ones((1,) + shape), coef, 1, shape)
+    g, dg = _lentz(x + 1 - a, -np.ones((1,) + x.shape), coef, (a, x))
     q = np.exp(a * np.log(x) - x - _lgamma(a)) / g
     return -q * (np.log(x) - sc.digamma(a) - dg[0] / g)
 
@@ -170,28 +173,26 @@ def gammainc_da(a, x):
 
 def _beta_cf_dab(a, b, x):
     """(B1): I_x(a, b) and its derivatives in (a, b), for x < (a + 1)/(a + b + 2)."""
-    shape = x.shape
-
-    def coef(n, idx):
-        ai, bi, xi = a[idx], b[idx], x[idx]
+    def coef(n, a, b, x):
+        zero = np.zeros_like(a)
         if n % 2:  # d_{2m+1}
             m = (n - 1) // 2
-            num = -(ai + m) * (ai + bi + m) * xi
-            den = (ai + 2 * m) * (ai + 2 * m + 1)
-            dnum = np.stack([-(ai + bi + m) * xi - (ai + m) * xi, -(ai + m) * xi])
-            dden = np.stack([(ai + 2 * m + 1) + (ai + 2 * m), np.zeros_like(ai)])
+            num = -(a + m) * (a + b + m) * x
+            den = (a + 2 * m) * (a + 2 * m + 1)
+            dnum = np.stack([-(a + b + m) * x - (a + m) * x, -(a + m) * x])
+            dden = np.stack([2 * a + 4 * m + 1, zero])
         else:  # d_{2m}
             m = n // 2
-            num = m * (bi - m) * xi
-            den = (ai + 2 * m - 1) * (ai + 2 * m)
-            dnum = np.stack([np.zeros_like(ai), m * xi])
-            dden = np.stack([(ai + 2 * m) + (ai + 2 * m - 1), np.zeros_like(ai)])
+            num = m * (b - m) * x
+            den = (a + 2 * m - 1) * (a + 2 * m)
+            dnum = np.stack([zero, m * x])
+            dden = np.stack([2 * a + 4 * m - 1, zero])
         an = num / den
-        dan = (dnum * den - num * dden) / (den * den)
-        return an, np.ones_like(ai), dan, np.zeros((2, idx.size))
+        dan = (dnum - an * dden) / den
+        return an, 1.0, dan, 0.0
 
     dt = np.result_type(a, b)
-    g, dg = _lentz(np.ones(shape, dt), np.zeros((2,) + shape, dt), coef, 2, shape)
+    g, dg = _lentz(np.ones(x.shape, dt), np.zeros((2,) + x.shape, dt), coef, (a, b, x))
     lg = a * np.log(x) + b * np.log1p(-x) - np.log(a) - _betaln(a, b)
     val = np.exp(lg) / g
     psab = sc.digamma(a + b)
@@ -225,3 +226,21 @@ def betainc_dab(a, b, x):
             dbf, daf = _beta_cf_dab(b[flip], a[flip], 1.0 - x[flip])
             da[flip], db[flip] = -daf, -dbf
     return da.reshape(shape), db.reshape(shape)
+
+
+_LAST_BETA = [None]  # (inputs, result) of the last betainc_dab_cached call
+
+
+def betainc_dab_cached(a, b, x):
+    """:func:`betainc_dab`, remembering the last call: the VJP rules for ``a`` and ``b``
+    ask for the same pair one after the other.  The inputs are compared by value (and
+    dtype), so a changed or complex-stepped input is recomputed."""
+    args = tuple(np.asarray(v) for v in (a, b, x))
+    last = _LAST_BETA[0]
+    if last is not None and all(
+            u.dtype == v.dtype and u.shape == v.shape and np.array_equal(u, v)
+            for u, v in zip(last[0], args)):
+        return last[1]
+    out = betainc_dab(*args)
+    _LAST_BETA[0] = (tuple(v.copy() for v in args), out)
+    return out

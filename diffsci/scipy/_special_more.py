@@ -500,11 +500,11 @@ gammainc.__module__ = gammaincc.__module__ = "diffsci.scipy.special"
 
 
 def _betainc_da_plain(a, b, x):
-    return _inc.betainc_dab(a, b, x)[0]
+    return _inc.betainc_dab_cached(a, b, x)[0]
 
 
 def _betainc_db_plain(a, b, x):
-    return _inc.betainc_dab(a, b, x)[1]
+    return _inc.betainc_dab_cached(a, b, x)[1]
 
 
 def _cstep(k, j):
