@@ -11,12 +11,17 @@ import numpy as np
 
 from diffsci.extend import getval
 
-__all__ = ["check_bool", "check_real", "plain"]
+__all__ = ["as_real", "check_bool", "check_broadcast", "check_real", "plain", "prepare"]
 
 
 def plain(x):
     """The plain float64 array under ``x`` (traced or not), without recording anything."""
     return np.asarray(getval(x), dtype=np.float64)
+
+
+def as_real(x):
+    """``x`` as a float64 array if it is a list or tuple; anything else (traced too) unchanged."""
+    return np.asarray(x, dtype=np.float64) if isinstance(x, list | tuple) else x
 
 
 def check_real(who, name, x, *, low=None, strict=True, high=None):
@@ -30,11 +35,18 @@ def check_real(who, name, x, *, low=None, strict=True, high=None):
         high: an upper bound (``x <= high``) or None.
 
     Raises:
-        TypeError: complex or non-numeric input.
+        TypeError: complex, boolean or non-numeric input (a bool is not a number here).
         ValueError: non-finite values or values outside the bounds, naming the first offender.
     """
-    v = np.asarray(getval(x))
-    if v.dtype.kind not in "fiub":
+    if isinstance(x, bool | np.bool_):
+        raise TypeError(f"{who}: {name} must be a real number, got bool {x!r}")
+    try:
+        v = np.asarray(getval(x))
+    except (TypeError, ValueError) as exc:  # ragged lists and the like
+        raise TypeError(f"{who}: {name} must be real numbers, got {type(x).__name__}") from exc
+    if v.dtype.kind == "b":
+        raise TypeError(f"{who}: {name} must be real numbers, got a bool array")
+    if v.dtype.kind not in "fiu":
         raise TypeError(f"{who}: {name} must be real numbers, got dtype {v.dtype}")
     v = v.astype(np.float64, copy=False)
     bad = ~np.isfinite(v)
@@ -53,6 +65,38 @@ def check_real(who, name, x, *, low=None, strict=True, high=None):
             raise ValueError(f"{who}: {name} must be <= {high:g}, got {float(v[bad].flat[0])!r} at "
                              f"index {_first(bad)}")
     return x
+
+
+def check_broadcast(who, **arrays):
+    """The common shape of the named arguments; ValueError naming them if they do not broadcast."""
+    shapes = {name: np.shape(plain(x)) if not isinstance(x, np.ndarray) else x.shape
+              for name, x in arrays.items()}
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items() if shape)
+        raise ValueError(f"{who}: arguments do not broadcast together: {listed}") from None
+
+
+def prepare(who, **specs):
+    """Validate the named numeric arguments of ``who`` once and return them, in order.
+
+    Each keyword is ``name=(value, low)``: ``low`` is None (any finite real) or the exclusive
+    lower bound; ``name=(value, low, high)`` adds an inclusive upper bound. Lists and tuples
+    become float64 arrays; traced values pass through unchanged. All of them must broadcast
+    together (else ValueError naming the arguments and their shapes).
+
+    Raises:
+        TypeError: a bool, complex or non-numeric value (naming the argument).
+        ValueError: non-finite or out-of-range values, or shapes that do not broadcast.
+    """
+    out = {}
+    for name, spec in specs.items():
+        value, low, high = (*spec, None)[:3]
+        check_real(who, name, value, low=low, high=high)
+        out[name] = as_real(value)
+    check_broadcast(who, **out)
+    return tuple(out.values())
 
 
 def check_bool(who, name, x):
