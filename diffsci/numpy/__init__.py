@@ -39,7 +39,7 @@ from . import (  # noqa: F401  _jvps, _vjps register the rules; linalg is a subm
 )
 from ._composite import *  # noqa: F403
 from ._more import *  # noqa: F403  more of NumPy (composites)
-from ._more import LISTABLE as _LISTABLE
+from ._more import listable as _listable
 from ._out import wrap_namespace as _wrap_out
 from ._tracer_methods import install as _install
 from ._tracer_methods import register_numpy_function  # noqa: F401
@@ -63,4 +63,4 @@ _install(__import__(__name__, fromlist=["*"]))
 del _install
 # Called as dnp.<name>, these primitives also take lists of traced values (mean([x, y])).
 # Set after _install: operators, methods and np.<name> dispatch keep the bare primitives.
-globals().update(_LISTABLE)
+_listable(globals())

@@ -36,16 +36,29 @@ def _traced(obj):
     return False
 
 
-def _numpy_on_plain(np_fun):
-    """Run ``np_fun`` itself when no argument is traced; the decorated composite otherwise."""
+def _numpy_on_plain(np_fun, arrays=()):
+    """Run ``np_fun`` itself when no argument is traced; the decorated composite otherwise.
+
+    ``arrays``: the positions of array_like arguments (``None``: every position; the
+    default, none).  A list or tuple holding traced values there is first made one traced
+    array, as NumPy makes any array_like an array (``median([x, y])``).  Functions taking
+    sequences of arrays (``hstack``, ``block``, ``multi_dot`` ...) leave it empty.
+    """
     def deco(f):
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
             if _traced(args) or _traced(tuple(kwargs.values())):
+                if arrays != ():
+                    args = _lists_to_arrays(args, arrays)
                 return f(*args, **kwargs)
             return np_fun(*args, **kwargs)
         return wrapper
     return deco
+
+
+def _lists_to_arrays(args, positions):
+    return tuple(array(a) if (positions is None or i in positions) and type(a) in (list, tuple)
+                 and _traced(a) else a for i, a in enumerate(args))
 
 
 def _axis(axis, ndim):
@@ -58,7 +71,7 @@ def _along(axis, index):
 
 
 # ---------------------------------------------------------------- reductions
-@_numpy_on_plain(np.average)
+@_numpy_on_plain(np.average, arrays=(0,))
 def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
     keep = keepdims is not np._NoValue and keepdims
     if weights is None:
@@ -89,14 +102,14 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
     return avg
 
 
-@_numpy_on_plain(np.ptp)
+@_numpy_on_plain(np.ptp, arrays=(0,))
 def ptp(a, axis=None, out=None, keepdims=np._NoValue):
     """Peak to peak, ``max - min`` (ties share the gradient as in ``max``/``min``)."""
     keep = keepdims is not np._NoValue and keepdims
     return W.amax(a, axis, keepdims=keep) - W.amin(a, axis, keepdims=keep)
 
 
-@_numpy_on_plain(np.nansum)
+@_numpy_on_plain(np.nansum, arrays=(0,))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
            where=np._NoValue):
     kw = {k: v for k, v in (("keepdims", keepdims), ("initial", initial), ("where", where))
@@ -104,7 +117,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np.
     return W.sum(W.where(np.isnan(getval(a)), 0, a), axis, dtype, **kw)
 
 
-@_numpy_on_plain(np.nanmean)
+@_numpy_on_plain(np.nanmean, arrays=(0,))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=np._NoValue):
     keep = keepdims is not np._NoValue and keepdims
     ok = ~np.isnan(getval(a))
@@ -114,7 +127,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=n
     return W.sum(W.where(ok, a, 0), axis, dtype, keepdims=keep) / count
 
 
-@_numpy_on_plain(np.diff)
+@_numpy_on_plain(np.diff, arrays=(0,))
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     nd = np.ndim(getval(a))
     axis = _axis(axis, nd)
@@ -135,7 +148,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
-@_numpy_on_plain(np.trapezoid)
+@_numpy_on_plain(np.trapezoid, arrays=(0, 1))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Trapezoidal rule; differentiable in ``y`` and in the sample points ``x``."""
     nd = np.ndim(getval(y))
@@ -158,19 +171,19 @@ def _stack_along(arrays, make, axis, dtype, casting):
     return W.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
-@_numpy_on_plain(np.hstack)
+@_numpy_on_plain(np.hstack, arrays=())
 def hstack(tup, *, dtype=None, casting="same_kind"):
     first = np.ndim(getval(tup[0]))
     axis = 0 if first <= 1 else 1
     return _stack_along(tup, W._atleast_1d_p, axis, dtype, casting)
 
 
-@_numpy_on_plain(np.vstack)
+@_numpy_on_plain(np.vstack, arrays=())
 def vstack(tup, *, dtype=None, casting="same_kind"):
     return _stack_along(tup, W._atleast_2d_p, 0, dtype, casting)
 
 
-@_numpy_on_plain(np.dstack)
+@_numpy_on_plain(np.dstack, arrays=())
 def dstack(tup):
     return _stack_along(tup, W._atleast_3d_p, 2, None, "same_kind")
 
@@ -179,12 +192,12 @@ def _as_column(v):
     return W.reshape(v, (-1, 1)) if np.ndim(getval(v)) < 2 else v
 
 
-@_numpy_on_plain(np.column_stack)
+@_numpy_on_plain(np.column_stack, arrays=())
 def column_stack(tup):
     return _stack_along(tup, _as_column, 1, None, "same_kind")
 
 
-@_numpy_on_plain(np.array_split)
+@_numpy_on_plain(np.array_split, arrays=(0,))
 def array_split(ary, indices_or_sections, axis=0):
     """Pieces are ``getitem`` slices of ``ary``: each is traced separately."""
     n = np.shape(getval(ary))[axis]
@@ -202,7 +215,7 @@ def array_split(ary, indices_or_sections, axis=0):
             for i in range(len(points) - 1)]
 
 
-@_numpy_on_plain(np.split)
+@_numpy_on_plain(np.split, arrays=(0,))
 def split(ary, indices_or_sections, axis=0):
     if np.ndim(indices_or_sections) == 0:
         n = np.shape(getval(ary))[axis]
@@ -211,28 +224,28 @@ def split(ary, indices_or_sections, axis=0):
     return array_split(ary, indices_or_sections, axis)
 
 
-@_numpy_on_plain(np.hsplit)
+@_numpy_on_plain(np.hsplit, arrays=(0,))
 def hsplit(ary, indices_or_sections):
     if np.ndim(getval(ary)) == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, 1 if np.ndim(getval(ary)) > 1 else 0)
 
 
-@_numpy_on_plain(np.vsplit)
+@_numpy_on_plain(np.vsplit, arrays=(0,))
 def vsplit(ary, indices_or_sections):
     if np.ndim(getval(ary)) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(ary, indices_or_sections, 0)
 
 
-@_numpy_on_plain(np.dsplit)
+@_numpy_on_plain(np.dsplit, arrays=(0,))
 def dsplit(ary, indices_or_sections):
     if np.ndim(getval(ary)) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, 2)
 
 
-@_numpy_on_plain(np.repeat)
+@_numpy_on_plain(np.repeat, arrays=(0,))
 def repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = W.ravel(a), 0
@@ -246,23 +259,23 @@ def repeat(a, repeats, axis=None):
     return W.getitem(a, _along(axis, np.repeat(np.arange(shape[axis]), reps)))
 
 
-@_numpy_on_plain(np.broadcast_arrays)
+@_numpy_on_plain(np.broadcast_arrays, arrays=None)
 def broadcast_arrays(*args, subok=False):
     shape = np.broadcast_shapes(*[np.shape(getval(a)) for a in args])
     return tuple(W.broadcast_to(a, shape) for a in args)
 
 
-@_numpy_on_plain(np.fliplr)
+@_numpy_on_plain(np.fliplr, arrays=(0,))
 def fliplr(m):
     return W.flip(m, 1)
 
 
-@_numpy_on_plain(np.flipud)
+@_numpy_on_plain(np.flipud, arrays=(0,))
 def flipud(m):
     return W.flip(m, 0)
 
 
-@_numpy_on_plain(np.rot90)
+@_numpy_on_plain(np.rot90, arrays=(0,))
 def rot90(m, k=1, axes=(0, 1)):
     k %= 4
     if k == 0:
@@ -276,7 +289,7 @@ def rot90(m, k=1, axes=(0, 1)):
     return W.flip(W.transpose(m, order), axes[1])
 
 
-@_numpy_on_plain(np.matrix_transpose)
+@_numpy_on_plain(np.matrix_transpose, arrays=(0,))
 def matrix_transpose(x, /):
     return W.swapaxes(x, -1, -2)
 
@@ -284,7 +297,7 @@ def matrix_transpose(x, /):
 _GATHER_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
-@_numpy_on_plain(np.pad)
+@_numpy_on_plain(np.pad, arrays=(0,))
 def pad(array, pad_width, mode="constant", **kwargs):
     """``numpy.pad``, differentiable in ``array`` for modes 'constant' and 'empty' (the
     padding gets no gradient; ``constant_values`` is not differentiated) and for the
@@ -301,7 +314,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         f"supported: 'constant', 'empty', {', '.join(map(repr, _GATHER_PAD_MODES))}")
 
 
-@_numpy_on_plain(np.diagonal)
+@_numpy_on_plain(np.diagonal, arrays=(0,))
 def diagonal(a, offset=0, axis1=0, axis2=1):
     x = W.moveaxis(a, (axis1, axis2), (-2, -1))
     n1, n2 = np.shape(getval(x))[-2:]
@@ -310,7 +323,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return W.getitem(x, (Ellipsis, i, i + offset))
 
 
-@_numpy_on_plain(np.diag)
+@_numpy_on_plain(np.diag, arrays=(0,))
 def diag(v, k=0):
     nd = np.ndim(getval(v))
     if nd == 2:
@@ -323,40 +336,40 @@ def diag(v, k=0):
     return W.scatter_add(zeros, v, idx=(i, i + k))
 
 
-@_numpy_on_plain(np.diagflat)
+@_numpy_on_plain(np.diagflat, arrays=(0,))
 def diagflat(v, k=0):
     return diag(W.ravel(v), k)
 
 
-@_numpy_on_plain(np.trace)
+@_numpy_on_plain(np.trace, arrays=(0,))
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return W.sum(diagonal(a, offset, axis1, axis2), -1, dtype)
 
 
 # ---------------------------------------------------------------- products
-@_numpy_on_plain(np.vdot)
+@_numpy_on_plain(np.vdot, arrays=(0, 1))
 def vdot(a, b, /):
     return W.sum(W.multiply(W.conjugate(W.ravel(a)), W.ravel(b)))
 
 
-@_numpy_on_plain(np.vecdot)
+@_numpy_on_plain(np.vecdot, arrays=(0, 1))
 def vecdot(x1, x2, /, *, axis=-1, **kwargs):
     return W.sum(W.multiply(W.conjugate(x1), x2), axis=axis)
 
 
-@_numpy_on_plain(np.outer)
+@_numpy_on_plain(np.outer, arrays=(0, 1))
 def outer(a, b, out=None):
     return W.multiply(W.reshape(a, (-1, 1)), W.reshape(b, (1, -1)))
 
 
-@_numpy_on_plain(np.inner)
+@_numpy_on_plain(np.inner, arrays=(0, 1))
 def inner(a, b, /):
     if np.ndim(getval(a)) == 0 or np.ndim(getval(b)) == 0:
         return W.multiply(a, b)
     return W.tensordot(a, b, axes=([-1], [-1]))
 
 
-@_numpy_on_plain(np.kron)
+@_numpy_on_plain(np.kron, arrays=(0, 1))
 def kron(a, b):
     sa, sb = np.shape(getval(a)), np.shape(getval(b))
     nd = max(len(sa), len(sb))
@@ -366,7 +379,7 @@ def kron(a, b):
     return W.reshape(W.multiply(a_, b_), [x * y for x, y in zip(sa, sb)])
 
 
-@_numpy_on_plain(np.cross)
+@_numpy_on_plain(np.cross, arrays=(0, 1))
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -385,7 +398,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 # ---------------------------------------------------------------- indexing
-@_numpy_on_plain(np.take)
+@_numpy_on_plain(np.take, arrays=(0,))
 def take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None:
         a, axis = W.ravel(a), 0
@@ -398,7 +411,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return W.getitem(a, _along(_axis(axis, np.ndim(getval(a))), idx))
 
 
-@_numpy_on_plain(np.take_along_axis)
+@_numpy_on_plain(np.take_along_axis, arrays=(0,))
 def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         arr, axis = W.ravel(arr), 0
@@ -411,7 +424,7 @@ def take_along_axis(arr, indices, axis=-1):
     return W.getitem(arr, idx)
 
 
-@_numpy_on_plain(np.select)
+@_numpy_on_plain(np.select, arrays=())
 def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
@@ -421,7 +434,7 @@ def select(condlist, choicelist, default=0):
     return out
 
 
-@_numpy_on_plain(np.choose)
+@_numpy_on_plain(np.choose, arrays=())
 def choose(a, choices, out=None, mode="raise"):
     a = np.asarray(getval(a))
     n = len(choices)
@@ -434,12 +447,12 @@ def choose(a, choices, out=None, mode="raise"):
     return select([a == i for i in range(n)], list(choices))
 
 
-@_numpy_on_plain(np.compress)
+@_numpy_on_plain(np.compress, arrays=(1,))
 def compress(condition, a, axis=None, out=None):
     return take(a, np.nonzero(np.asarray(getval(condition)))[0], axis)
 
 
-@_numpy_on_plain(np.sort)
+@_numpy_on_plain(np.sort, arrays=(0,))
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Sorted copy; the gradient follows the sorting permutation (ties: the stable order)."""
     if axis is None:
@@ -455,19 +468,19 @@ def _cast(x, dtype):
     return W.astype(x, dtype)
 
 
-@_numpy_on_plain(np.full)
+@_numpy_on_plain(np.full, arrays=(1,))
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     return _cast(W.broadcast_to(fill_value, shape), dtype)
 
 
-@_numpy_on_plain(np.full_like)
+@_numpy_on_plain(np.full_like, arrays=(0, 1))
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     shape = np.shape(getval(a)) if shape is None else shape
     dtype = np.result_type(getval(a)) if dtype is None else dtype
     return W.broadcast_to(_cast(fill_value, dtype), shape)
 
 
-@_numpy_on_plain(np.arange)
+@_numpy_on_plain(np.arange, arrays=())
 def arange(*args, dtype=None, **kwargs):
     """``numpy.arange``; traced ``start``/``step`` give ``start + i * step`` (differentiable)."""
     n = len(np.arange(*[getval(x) for x in args]))
@@ -476,7 +489,7 @@ def arange(*args, dtype=None, **kwargs):
     return _cast(start + np.arange(n) * step, dtype)
 
 
-@_numpy_on_plain(np.linspace)
+@_numpy_on_plain(np.linspace, arrays=(0, 1))
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
     """``numpy.linspace``, differentiable in ``start`` and ``stop``."""
     dt = np.result_type(getval(start), getval(stop), float(num)) if dtype is None else dtype
@@ -493,7 +506,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
-@_numpy_on_plain(np.logspace)
+@_numpy_on_plain(np.logspace, arrays=(0, 1))
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     return _cast(W.power(base, y), dtype)

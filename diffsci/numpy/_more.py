@@ -81,26 +81,33 @@ def accept_lists(prim):
     return f
 
 
-# Primitives of ``_wrap.py`` whose positional arguments are all array_like: exported from
-# diffsci.numpy through ``accept_lists`` (the operators keep calling the primitives).
+# Functions of ``_wrap.py`` (primitives and their thin wrappers) whose array arguments are
+# all array_like: exported from diffsci.numpy through ``accept_lists`` (the operators,
+# methods and np.<name> dispatch keep calling them directly).
 _ARRAY_LIKE_PRIMITIVES = """
 add subtract multiply true_divide power float_power negative positive remainder fmod
 absolute fabs sqrt cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p logaddexp
 logaddexp2 sin cos tan arcsin arccos arctan arctan2 hypot sinh cosh tanh arcsinh arccosh
 arctanh deg2rad radians rad2deg degrees sinc maximum minimum fmax fmin real imag conjugate
 angle nan_to_num sum mean prod amax amin std var cumsum cumprod ravel transpose copy
-matmul dot tensordot
+matmul dot tensordot reshape moveaxis swapaxes expand_dims squeeze broadcast_to flip roll
+tile triu tril where clip astype atleast_1d atleast_2d atleast_3d einsum
 """.split()
 _ALIASES = {"divide": "true_divide", "pow": "power", "mod": "remainder", "abs": "absolute",
             "asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
             "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "conj": "conjugate",
             "max": "amax", "min": "amin", "permute_dims": "transpose"}
-LISTABLE = {n: accept_lists(getattr(W, n)) for n in _ARRAY_LIKE_PRIMITIVES}
-LISTABLE.update({a: LISTABLE[t] for a, t in _ALIASES.items()})
+LISTABLE = tuple(_ARRAY_LIKE_PRIMITIVES) + tuple(_ALIASES)  # (the names are dnp's)
+
+
+def listable(ns):
+    """Wrap namespace dict ``ns``'s functions named in LISTABLE with :func:`accept_lists`
+    (wrapping whatever they are by then: the primitive, or its ``out=`` wrapper)."""
+    ns.update({n: accept_lists(ns[n]) for n in LISTABLE if n in ns})
 
 
 # ---------------------------------------------------------------- shapes and index tricks
-@_numpy_on_plain(np.append)
+@_numpy_on_plain(np.append, arrays=(0, 1))
 def append(arr, values, axis=None):
     arr, values = _arr(arr), _arr(values)
     if axis is None:
@@ -108,7 +115,7 @@ def append(arr, values, axis=None):
     return W.concatenate([arr, values], axis=axis)
 
 
-@_numpy_on_plain(np.rollaxis)
+@_numpy_on_plain(np.rollaxis, arrays=(0,))
 def rollaxis(a, axis, start=0):
     n = len(_shape(a))
     axis = _axis(axis, n)
@@ -180,7 +187,7 @@ r_ = _Concatenator(np.r_, 0, 1, -1)
 c_ = _Concatenator(np.c_, -1, 2, 0)
 
 
-@_numpy_on_plain(np.block)
+@_numpy_on_plain(np.block, arrays=())
 def block(arrays):
     np.block(_plain_nested(arrays))  # NumPy's validation and errors
 
@@ -207,7 +214,7 @@ def _plain_nested(x):
     return [_plain_nested(y) for y in x] if type(x) is list else getval(x)
 
 
-@_numpy_on_plain(np.meshgrid)
+@_numpy_on_plain(np.meshgrid, arrays=None)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
@@ -226,7 +233,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
-@_numpy_on_plain(np.unstack)
+@_numpy_on_plain(np.unstack, arrays=(0,))
 def unstack(x, /, *, axis=0):
     n = _shape(x)[axis]
     ax = _axis(axis, len(_shape(x)))
@@ -238,7 +245,7 @@ def _index_map(shape):
     return np.arange(1, int(np.prod(shape)) + 1).reshape(shape)
 
 
-@_numpy_on_plain(np.insert)
+@_numpy_on_plain(np.insert, arrays=(0, 2))
 def insert(arr, obj, values, axis=None):
     """``numpy.insert``: NumPy's own insert run on element ids tells each output element
     which element of ``arr`` or ``values`` it copies; the result gathers them."""
@@ -256,7 +263,7 @@ def insert(arr, obj, values, axis=None):
     return W.getitem(pool, source)
 
 
-@_numpy_on_plain(np.delete)
+@_numpy_on_plain(np.delete, arrays=(0,))
 def delete(arr, obj, axis=None):
     arr = _arr(arr)
     if axis is None:
@@ -265,7 +272,7 @@ def delete(arr, obj, axis=None):
     return W.getitem(W.ravel(arr), keep)
 
 
-@_numpy_on_plain(np.resize)
+@_numpy_on_plain(np.resize, arrays=(0,))
 def resize(a, new_shape):
     a = W.ravel(_arr(a))
     new_shape = (new_shape,) if np.ndim(new_shape) == 0 else tuple(new_shape)
@@ -276,7 +283,7 @@ def resize(a, new_shape):
     return W.reshape(W.getitem(a, np.arange(n) % size), new_shape)
 
 
-@_numpy_on_plain(np.trim_zeros)
+@_numpy_on_plain(np.trim_zeros, arrays=(0,))
 def trim_zeros(filt, trim="fb", axis=None):
     if len(_shape(filt)) != 1 or axis is not None:
         raise NotImplementedError("diffsci.numpy.trim_zeros: only 1-d arrays (axis=None) on "
@@ -289,19 +296,19 @@ def trim_zeros(filt, trim="fb", axis=None):
     return W.getitem(filt, slice(int(start), int(stop)))
 
 
-@_numpy_on_plain(np.extract)
+@_numpy_on_plain(np.extract, arrays=(1,))
 def extract(condition, arr):
     return W.getitem(W.ravel(_arr(arr)), np.nonzero(np.ravel(getval(condition)))[0])
 
 
-@_numpy_on_plain(np.sort_complex)
+@_numpy_on_plain(np.sort_complex, arrays=(0,))
 def sort_complex(a):
     v = getval(a)
     out = C.sort(a)
     return out if np.iscomplexobj(v) else W.astype(out, np.result_type(v, 1j))
 
 
-@_numpy_on_plain(np.partition)
+@_numpy_on_plain(np.partition, arrays=(0,))
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """``numpy.partition``; the gradient follows the permutation that turns ``a`` into
     NumPy's partitioned array (found by matching both arrays' stable sort orders)."""
@@ -316,7 +323,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     return C.take_along_axis(a, perm, axis)
 
 
-@_numpy_on_plain(np.apply_along_axis)
+@_numpy_on_plain(np.apply_along_axis, arrays=(2,))
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     arr = _arr(arr)
     nd = len(_shape(arr))
@@ -334,7 +341,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
                       tuple(range(axis, axis + k))) if k else stacked
 
 
-@_numpy_on_plain(np.piecewise)
+@_numpy_on_plain(np.piecewise, arrays=(0,))
 def piecewise(x, condlist, funclist, *args, **kw):
     x = _arr(x)
     xv = getval(x)
@@ -360,36 +367,36 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 # ---------------------------------------------------------------- elementwise
-@_numpy_on_plain(np.copysign)
+@_numpy_on_plain(np.copysign, arrays=(0, 1))
 def copysign(x1, x2, /):
     """|x1| with the sign of ``x2``; differentiable in ``x1`` (``x2`` only sets a sign)."""
     s = np.copysign(1.0, getval(x2)) * np.sign(getval(x1))
     return W.multiply(x1, np.where(s == 0, np.copysign(1.0, getval(x2)), s))
 
 
-@_numpy_on_plain(np.ldexp)
+@_numpy_on_plain(np.ldexp, arrays=(0,))
 def ldexp(x1, x2, /):
     return W.multiply(x1, np.ldexp(1.0, getval(x2)).astype(np.result_type(getval(x1), 1.0)))
 
 
-@_numpy_on_plain(np.frexp)
+@_numpy_on_plain(np.frexp, arrays=(0,))
 def frexp(x, /):
     m, e = np.frexp(getval(x))
     return W.multiply(x, np.ldexp(1.0, -e).astype(m.dtype)), e
 
 
-@_numpy_on_plain(np.modf)
+@_numpy_on_plain(np.modf, arrays=(0,))
 def modf(x, /):
     whole = np.trunc(getval(x))
     return W.subtract(x, whole), whole
 
 
-@_numpy_on_plain(np.divmod)
+@_numpy_on_plain(np.divmod, arrays=(0, 1))
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     return np.floor_divide(getval(x1), getval(x2)), W.remainder(x1, x2)
 
 
-@_numpy_on_plain(np.real_if_close)
+@_numpy_on_plain(np.real_if_close, arrays=(0,))
 def real_if_close(a, tol=100):
     v = np.asarray(getval(a))
     if not np.iscomplexobj(v):
@@ -419,12 +426,12 @@ def _cumulative(prim, x, axis, dtype, include_initial, fill):
     return y
 
 
-@_numpy_on_plain(np.cumulative_sum)
+@_numpy_on_plain(np.cumulative_sum, arrays=(0,))
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative(W.cumsum, x, axis, dtype, include_initial, 0)
 
 
-@_numpy_on_plain(np.cumulative_prod)
+@_numpy_on_plain(np.cumulative_prod, arrays=(0,))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative(W.cumprod, x, axis, dtype, include_initial, 1)
 
@@ -438,7 +445,7 @@ def _all_nan_warning(name):
     warnings.warn(f"All-NaN slice encountered ({name})", RuntimeWarning, stacklevel=3)
 
 
-@_numpy_on_plain(np.nanprod)
+@_numpy_on_plain(np.nanprod, arrays=(0,))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
             where=np._NoValue):
     kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not np._NoValue}
@@ -446,12 +453,12 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np
                   **kw)
 
 
-@_numpy_on_plain(np.nancumsum)
+@_numpy_on_plain(np.nancumsum, arrays=(0,))
 def nancumsum(a, axis=None, dtype=None, out=None):
     return W.cumsum(W.where(np.isnan(getval(a)), 0, a), axis, dtype)
 
 
-@_numpy_on_plain(np.nancumprod)
+@_numpy_on_plain(np.nancumprod, arrays=(0,))
 def nancumprod(a, axis=None, dtype=None, out=None):
     return W.cumprod(W.where(np.isnan(getval(a)), 1, a), axis, dtype)
 
@@ -468,19 +475,19 @@ def _nanextreme(prim, fill, name, a, axis, keepdims, initial, where):
     return out
 
 
-@_numpy_on_plain(np.nanmax)
+@_numpy_on_plain(np.nanmax, arrays=(0,))
 def nanmax(a, axis=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
            where=np._NoValue):
     return _nanextreme(W.amax, -np.inf, "nanmax", a, axis, keepdims, initial, where)
 
 
-@_numpy_on_plain(np.nanmin)
+@_numpy_on_plain(np.nanmin, arrays=(0,))
 def nanmin(a, axis=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
            where=np._NoValue):
     return _nanextreme(W.amin, np.inf, "nanmin", a, axis, keepdims, initial, where)
 
 
-@_numpy_on_plain(np.nanvar)
+@_numpy_on_plain(np.nanvar, arrays=(0,))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
            where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     if where is not np._NoValue or mean is not np._NoValue:
@@ -510,7 +517,7 @@ def _safe_sqrt(x):
     return W.where(zero, 0.0, W.sqrt(W.where(zero, 1.0, x)))
 
 
-@_numpy_on_plain(np.nanstd)
+@_numpy_on_plain(np.nanstd, arrays=(0,))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
            where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
     return _safe_sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
@@ -624,7 +631,7 @@ def _method(method, interpolation):
     return interpolation if interpolation is not None else method
 
 
-@_numpy_on_plain(np.quantile)
+@_numpy_on_plain(np.quantile, arrays=(0, 1))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     _check_weights(weights, "quantile")
@@ -632,7 +639,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                           "propagate", "quantile")
 
 
-@_numpy_on_plain(np.percentile)
+@_numpy_on_plain(np.percentile, arrays=(0, 1))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     _check_weights(weights, "percentile")
@@ -640,7 +647,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                           _method(method, interpolation), keepdims, "propagate", "percentile")
 
 
-@_numpy_on_plain(np.nanquantile)
+@_numpy_on_plain(np.nanquantile, arrays=(0, 1))
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=np._NoValue, *, weights=None, interpolation=None):
     _check_weights(weights, "nanquantile")
@@ -648,7 +655,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
                           "omit", "nanquantile")
 
 
-@_numpy_on_plain(np.nanpercentile)
+@_numpy_on_plain(np.nanpercentile, arrays=(0, 1))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=np._NoValue, *, weights=None, interpolation=None):
     _check_weights(weights, "nanpercentile")
@@ -687,18 +694,18 @@ def _median_core(a, axis, keepdims, omit, name):
     return res
 
 
-@_numpy_on_plain(np.median)
+@_numpy_on_plain(np.median, arrays=(0,))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _median_core(a, axis, keepdims, False, "median")
 
 
-@_numpy_on_plain(np.nanmedian)
+@_numpy_on_plain(np.nanmedian, arrays=(0,))
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=np._NoValue):
     return _median_core(a, axis, _keep(keepdims), True, "nanmedian")
 
 
 # ---------------------------------------------------------------- statistics
-@_numpy_on_plain(np.cov)
+@_numpy_on_plain(np.cov, arrays=(0, 1))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """``numpy.cov``, differentiable in ``m``, ``y`` and ``aweights`` (NumPy's algorithm)."""
@@ -764,7 +771,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return W.squeeze(c)
 
 
-@_numpy_on_plain(np.corrcoef)
+@_numpy_on_plain(np.corrcoef, arrays=(0, 1))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if len(_shape(c)) == 0:
@@ -779,7 +786,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 
 # ---------------------------------------------------------------- calculus
-@_numpy_on_plain(np.gradient)
+@_numpy_on_plain(np.gradient, arrays=(0,))
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``numpy.gradient``: second-order central differences inside, one-sided (first or
     second order) at the edges; differentiable in ``f`` and in the spacings/coordinates."""
@@ -871,7 +878,7 @@ def _gradient_axis(f, h, ax, N, edge_order):
     return W.concatenate([first, mid, last], axis=ax)
 
 
-@_numpy_on_plain(np.ediff1d)
+@_numpy_on_plain(np.ediff1d, arrays=(0,))
 def ediff1d(ary, to_end=None, to_begin=None):
     a = W.ravel(_arr(ary))
     dt = np.result_type(getval(a))
@@ -883,7 +890,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     return W.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-@_numpy_on_plain(np.interp)
+@_numpy_on_plain(np.interp, arrays=(0, 1, 2))
 def interp(x, xp, fp, left=None, right=None, period=None):
     """``numpy.interp``, differentiable in ``x``, ``xp``, ``fp`` (and ``left``/``right``).
 
@@ -970,7 +977,7 @@ def _np_mode(n, m, mode, y):
     raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
 
 
-@_numpy_on_plain(np.convolve)
+@_numpy_on_plain(np.convolve, arrays=(0, 1))
 def convolve(a, v, mode="full"):
     """``numpy.convolve``, differentiable in both sequences (DERIVATIONS.md §Convolution)."""
     a, v = _as_1d(a), _as_1d(v)
@@ -978,7 +985,7 @@ def convolve(a, v, mode="full"):
     return _np_mode(_shape(a)[0], _shape(v)[0], mode, _conv_full_p(a, v, how="numpy"))
 
 
-@_numpy_on_plain(np.correlate)
+@_numpy_on_plain(np.correlate, arrays=(0, 1))
 def correlate(a, v, mode="valid"):
     """``numpy.correlate`` (c_k = Σ_n a[n+k] conj(v[n])), as a convolution with the
     conjugated, reversed ``v``."""
@@ -991,7 +998,7 @@ def correlate(a, v, mode="valid"):
 
 
 # ---------------------------------------------------------------- polynomials
-@_numpy_on_plain(np.polyval)
+@_numpy_on_plain(np.polyval, arrays=(0, 1))
 def polyval(p, x):
     p, x = _arr(p), _arr(x)
     y = np.zeros(_shape(x), np.result_type(getval(x)))
@@ -1000,7 +1007,7 @@ def polyval(p, x):
     return y
 
 
-@_numpy_on_plain(np.vander)
+@_numpy_on_plain(np.vander, arrays=(0,))
 def vander(x, N=None, increasing=False):
     x = _arr(x)
     if len(_shape(x)) != 1:
@@ -1022,7 +1029,7 @@ def _ipow(x, k):
     return y
 
 
-@_numpy_on_plain(np.polyadd)
+@_numpy_on_plain(np.polyadd, arrays=(0, 1))
 def polyadd(a1, a2):
     a1, a2 = W.ravel(_arr(a1)), W.ravel(_arr(a2))
     n1, n2 = _shape(a1)[0], _shape(a2)[0]
@@ -1033,17 +1040,17 @@ def polyadd(a1, a2):
     return W.add(a1, a2)
 
 
-@_numpy_on_plain(np.polysub)
+@_numpy_on_plain(np.polysub, arrays=(0, 1))
 def polysub(a1, a2):
     return polyadd(a1, W.negative(W.ravel(_arr(a2))))
 
 
-@_numpy_on_plain(np.polymul)
+@_numpy_on_plain(np.polymul, arrays=(0, 1))
 def polymul(a1, a2):
     return convolve(a1, a2)
 
 
-@_numpy_on_plain(np.polyder)
+@_numpy_on_plain(np.polyder, arrays=(0,))
 def polyder(p, m=1):
     p = W.ravel(_arr(p))
     for _ in range(m):
@@ -1054,7 +1061,7 @@ def polyder(p, m=1):
     return p
 
 
-@_numpy_on_plain(np.polyint)
+@_numpy_on_plain(np.polyint, arrays=(0,))
 def polyint(p, m=1, k=None):
     p = W.ravel(_arr(p))
     ks = np.zeros(m) if k is None else np.atleast_1d(getval(k))
@@ -1067,7 +1074,7 @@ def polyint(p, m=1, k=None):
     return p
 
 
-@_numpy_on_plain(np.poly)
+@_numpy_on_plain(np.poly, arrays=(0,))
 def poly(seq_of_zeros):
     """The monic polynomial with the given roots (1-d); differentiable in the roots."""
     if len(_shape(seq_of_zeros)) != 1:
@@ -1086,7 +1093,7 @@ def poly(seq_of_zeros):
     return a
 
 
-@_numpy_on_plain(np.polyfit)
+@_numpy_on_plain(np.polyfit, arrays=(0, 1))
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """``numpy.polyfit`` (least squares by QR of the column-scaled Vandermonde matrix),
     differentiable in ``x``, ``y`` and ``w``; ``full``/``cov`` are not supported on traced
@@ -1121,18 +1128,18 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 
 # ---------------------------------------------------------------- products
-@_numpy_on_plain(np.matvec)
+@_numpy_on_plain(np.matvec, arrays=(0, 1))
 def matvec(x1, x2, /, **kwargs):
     return W.squeeze(W.matmul(x1, W.expand_dims(x2, -1)), -1)
 
 
-@_numpy_on_plain(np.vecmat)
+@_numpy_on_plain(np.vecmat, arrays=(0, 1))
 def vecmat(x1, x2, /, **kwargs):
     return W.squeeze(W.matmul(W.expand_dims(W.conjugate(x1), -2), x2), -2)
 
 
 # ---------------------------------------------------------------- constructors
-@_numpy_on_plain(np.geomspace)
+@_numpy_on_plain(np.geomspace, arrays=(0, 1))
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """``numpy.geomspace`` for real endpoints, differentiable in both."""
     s, e = np.asarray(getval(start)), np.asarray(getval(stop))
@@ -1162,7 +1169,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 # ---------------------------------------------------------------- phase
-@_numpy_on_plain(np.unwrap)
+@_numpy_on_plain(np.unwrap, arrays=(0,))
 def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     """``numpy.unwrap``: the multiples of ``period`` it adds are constants (gradient 1)."""
     pv = np.asarray(getval(p))
@@ -1189,7 +1196,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     return W.concatenate([W.getitem(p, _along(axis, slice(0, 1))), tail], axis=axis)
 
 
-@_numpy_on_plain(np.polydiv)
+@_numpy_on_plain(np.polydiv, arrays=(0, 1))
 def polydiv(u, v):
     """Quotient and remainder of polynomial division (NumPy's long division), differentiable
     in both; the remainder's leading zeros are trimmed on the plain values as NumPy does."""
@@ -1212,7 +1219,7 @@ def polydiv(u, v):
     return q, r
 
 
-@_numpy_on_plain(np.apply_over_axes)
+@_numpy_on_plain(np.apply_over_axes, arrays=(1,))
 def apply_over_axes(func, a, axes):
     val = _arr(a)
     nd = len(_shape(val))
@@ -1227,7 +1234,7 @@ def apply_over_axes(func, a, axes):
     return val
 
 
-@_numpy_on_plain(np.i0)
+@_numpy_on_plain(np.i0, arrays=(0,))
 def i0(x):
     """Modified Bessel function of the first kind, order 0 (real ``x``); i0' = i1."""
     from ..scipy import special
@@ -1373,7 +1380,7 @@ del _np_f, _f
 __all__ += [n for n in _NONDIFFERENTIABLE_MORE if hasattr(np, n)]
 
 
-@_numpy_on_plain(np.kaiser)
+@_numpy_on_plain(np.kaiser, arrays=())
 def kaiser(M, beta):
     """The Kaiser window, differentiable in ``beta`` (NumPy's formula through ``i0``)."""
     if M < 1:

