@@ -72,6 +72,7 @@ SPECS = [
     S("linalg.cond", lambda a: dla.cond(a), (cnormal(3, 3),)),
     # ---- matrix_rank is piecewise constant: a factor with zero derivative
     S("linalg.matrix_rank", lambda a: a * dla.matrix_rank(a), (normal(3, 4),)),  # locally 3
+    S("linalg.matrix_rank", lambda a: a * dla.matrix_rank(a), (cnormal(3, 3),)),
     # ---- norm of a Python list of traced values
     S("linalg.norm", lambda x, y: dla.norm([x, y, 2.0]), (const(0.5), const(-1.5))),
     S("linalg.norm", lambda x, y: dla.norm([x, y], axis=0), (normal(3), normal(3))),
