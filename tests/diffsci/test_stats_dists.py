@@ -137,6 +137,9 @@ def test_discrete_values_are_scipys(spec, method):
     with np.errstate(divide="ignore"):
         np.testing.assert_allclose(getattr(getattr(D, spec.name), method)(arg, *spec.plain, *cont),
                                    want, rtol=1e-10)
+        frozen = getattr(D, spec.name)(*spec.plain, *cont, loc=1)
+        want = getattr(getattr(st, spec.name)(*spec.plain, *cont, loc=1), method)(arg)
+        np.testing.assert_allclose(getattr(frozen, method)(arg), want, rtol=1e-10)
 
 
 def test_every_distribution_has_a_spec():
