@@ -403,23 +403,46 @@ class truncnorm_gen(Continuous):
         return shapes, loc, scale
 
     @staticmethod
-    def _mass(a, b):
-        # Phi(b) - Phi(a), from the tail where it is small (no cancellation)
-        right = a > 0
-        return np.where(right, S.ndtr(-a) - S.ndtr(-b), S.ndtr(b) - S.ndtr(a))
+    def _logdiff(lo, hi):
+        """log(Phi(hi) - Phi(lo)) for lo <= hi, from the tail where the mass is (derivation
+        T1): log_ndtr(-lo) + log1p(-exp(log_ndtr(-hi) - log_ndtr(-lo))) right of 0,
+        mirrored left of 0, the plain difference across it; accurate far into the tails."""
+        lov, hiv = getval(lo), getval(hi)
+        right, left = lov > 0, hiv < 0
+        mid = ~(right | left)
+        # each branch on safe stand-ins where it is not taken (no inf/NaN in its gradient)
+        lo_r, hi_r = np.where(right, lo, 1.0), np.where(right, hi, 2.0)
+        rt = S.log_ndtr(-lo_r)
+        right_v = rt + np.log1p(-np.exp(S.log_ndtr(-hi_r) - rt))
+        lo_l, hi_l = np.where(left, lo, -2.0), np.where(left, hi, -1.0)
+        lt = S.log_ndtr(hi_l)
+        left_v = lt + np.log1p(-np.exp(S.log_ndtr(lo_l) - lt))
+        lo_m, hi_m = np.where(mid, lo, -1.0), np.where(mid, hi, 1.0)
+        mid_v = np.log(S.ndtr(hi_m) - S.ndtr(lo_m))
+        return np.where(right, right_v, np.where(left, left_v, mid_v))
 
     def _logpdf(self, z, a, b):
-        return -0.5 * z * z - _HALF_LOG_2PI - np.log(self._mass(a, b))
+        return -0.5 * z * z - _HALF_LOG_2PI - self._logdiff(a, b)
+
+    def _logcdf(self, z, a, b):
+        return self._log_part(self._logdiff(a, z), self._logdiff(z, b), self._logdiff(a, b))
+
+    @staticmethod
+    def _log_part(num, other, total):
+        """log(num/total), from the complement ``log1p(-other/total)`` where it is near 0."""
+        raw = num - total
+        near1 = getval(raw) > -_LOG2
+        comp = np.where(near1, other - total, -1.0)
+        return np.where(near1, np.log1p(-np.exp(comp)), raw)
 
     def _cdf(self, z, a, b):
-        right = a > 0
-        num = np.where(right, S.ndtr(-a) - S.ndtr(-z), S.ndtr(z) - S.ndtr(a))
-        return num / self._mass(a, b)
+        return np.exp(self._logcdf(z, a, b))
+
+    def _logsf(self, z, a, b):
+        return self._log_part(self._logdiff(z, b), self._logdiff(a, z), self._logdiff(a, b))
 
     def _sf(self, z, a, b):
-        right = a > 0
-        num = np.where(right, S.ndtr(-z) - S.ndtr(-b), S.ndtr(b) - S.ndtr(z))
-        return num / self._mass(a, b)
+        return np.exp(self._logsf(z, a, b))
 
     def _ppf(self, q, a, b):
         return _truncnorm_ppf(q, a, b)

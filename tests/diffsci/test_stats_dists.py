@@ -213,6 +213,25 @@ def test_vonmises_cdf_is_exact_where_scipy_approximates():
                                rtol=1e-7)
 
 
+@pytest.mark.parametrize("a,b", [(10.0, 12.0), (40.0, 41.0), (-41.0, -40.0), (-np.inf, -30.0),
+                                 (30.0, np.inf), (-0.5, np.inf), (-3.0, 3.0)])
+def test_truncnorm_far_tails(a, b):
+    # the mass Phi(b) - Phi(a) is taken in log space from its tail (derivation T1)
+    lo = a if np.isfinite(a) else b - 2.0
+    hi = b if np.isfinite(b) else a + 2.0
+    x = np.linspace(lo, hi, 7)[1:-1]
+    for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"):
+        np.testing.assert_allclose(getattr(D.truncnorm, m)(x, a, b),
+                                   getattr(st.truncnorm, m)(x, a, b), rtol=1e-9, err_msg=m)
+    q = np.array([0.1, 0.5, 0.9])
+    np.testing.assert_allclose(D.truncnorm.ppf(q, a, b), st.truncnorm.ppf(q, a, b), rtol=1e-12)
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(D.truncnorm.cdf(x, a, b)))(x),
+                               D.truncnorm.pdf(x, a, b), rtol=1e-9)
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(D.truncnorm.logsf(x, a, b)))(x),
+                               -D.truncnorm.pdf(x, a, b) / D.truncnorm.sf(x, a, b), rtol=1e-8)
+    check_grads(lambda x: D.truncnorm.logcdf(x, a, b), (x,), order=2)
+
+
 def test_t_cdf_at_its_median():
     # the z = 0 special case: the slope is the density, and d/ddf vanishes
     g = ds.grad(D.t.cdf, argnums=(0, 1))(0.0, 3.0)
