@@ -34,6 +34,7 @@ MATRICES_1Q: dict[str, np.ndarray] = {
     "T": np.diag([1, np.exp(1j * np.pi / 4)]),
     "Tdg": np.diag([1, np.exp(-1j * np.pi / 4)]),
     "SX": 0.5 * np.array([[1 + 1j, 1 - 1j], [1 - 1j, 1 + 1j]]),
+    "SXdg": 0.5 * np.array([[1 - 1j, 1 + 1j], [1 + 1j, 1 - 1j]]),
 }
 
 ISWAP = np.array([[1, 0, 0, 0], [0, 0, 1j, 0], [0, 1j, 0, 0], [0, 0, 0, 1]], dtype=complex)

@@ -339,6 +339,10 @@ class Circuit:
         """√X."""
         return self.append("SX", wire, controls=controls)
 
+    def sxdg(self, wire, *, controls=()):
+        """√X† (the inverse of :meth:`sx`)."""
+        return self.append("SXdg", wire, controls=controls)
+
     def rx(self, wire, angle=None, *, controls=()):
         """RX(φ) = exp(-iφX/2)."""
         return self.append("RX", wire, (angle,), controls=controls)

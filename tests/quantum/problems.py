@@ -58,6 +58,7 @@ FIXED = {
     "S": np.diag([1, 1j]), "Sdg": np.diag([1, -1j]),
     "T": np.diag([1, np.exp(0.25j * np.pi)]), "Tdg": np.diag([1, np.exp(-0.25j * np.pi)]),
     "SX": expm(-0.25j * np.pi * (X - I2)),  # sqrt(X) = e^{iπ/4} RX(π/2)
+    "SXdg": expm(0.25j * np.pi * (X - I2)),
     "SWAP": np.eye(4)[[0, 2, 1, 3]].astype(complex),
     "iSWAP": expm(0.25j * np.pi * (kron(X, X) + kron(Y, Y))),
 }

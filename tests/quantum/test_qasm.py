@@ -79,7 +79,7 @@ HEADER = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[2];\n'
     ("qreg q[2];\nh q[0];", r"line 1: expected the header 'OPENQASM 2.0;'"),
     (HEADER + "reset q[0];", r"line 4: unsupported statement 'reset'"),
     (HEADER + "h q[0];\nif(c==1) x q[0];", r"line 5: unsupported statement 'if'"),
-    (HEADER + "gate foo a { x a; }", r"line 4: unsupported statement 'gate'"),
+    (HEADER + "opaque foo a;", r"line 4: unsupported statement 'opaque'"),
     (HEADER + "h q[0];\nfoo q[1];", r"line 5: unknown gate 'foo'"),
     (HEADER + "h q[2];", r"line 4: q\[2\] is out of range for register q of size 2"),
     (HEADER + "h r[0];", r"line 4: bad qubit argument 'r\[0\]'"),
@@ -106,9 +106,14 @@ def test_export_errors(c, theta, match):
 
 
 def test_every_qelib1_name_imports():
-    for name, (gate, n_angles) in QELIB1.items():
-        spec = GATES[gate]
-        args = ",".join(f"q[{i}]" for i in range(spec.n_wires + spec.base_controls))
+    """Each name of the table imports as its gates, every parameter a slot of θ (matrices:
+    tests/quantum/test_qasm_qelib.py)."""
+    for name, (n_angles, n_qubits, rule) in QELIB1.items():
+        args = ",".join(f"q[{i}]" for i in range(n_qubits))
         params = f"({','.join(['0.1'] * n_angles)})" if n_angles else ""
-        c, theta = from_qasm(f"OPENQASM 2.0;\nqreg q[3];\n{name}{params} {args};")
-        assert [op.name for op in c.ops] == [gate] and theta.size == n_angles
+        c, theta = from_qasm(f"OPENQASM 2.0;\nqreg q[5];\n{name}{params} {args};")
+        assert [op.name for op in c.ops] == [g for g, *_ in rule]
+        assert theta.size == sum(isinstance(a, int) for *_, angles in rule for a in angles)
+        for op in c.ops:
+            spec = GATES[op.name]
+            assert spec.n_wires is None or len(op.wires) == spec.n_wires
