@@ -131,6 +131,24 @@ def _structure(assume_a, fname):
     return key
 
 
+class _singular_names:
+    """Re-raise diffsci.numpy.linalg's singular-matrix error under this module's name."""
+
+    def __init__(self, fname):
+        self.fname = fname
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, err, tb):
+        if typ is not None and issubclass(typ, LinAlgError) and "is singular" in str(err):
+            raise LinAlgError(
+                f"diffsci.scipy.linalg.{self.fname}: a is singular; its {self.fname} and their "
+                f"derivatives do not exist there (use lstsq/pinv for a least-squares answer)"
+            ) from None
+        return False
+
+
 # ---------------------------------------------------------------- solve, inv, det
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
@@ -185,7 +203,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
         return solve_triangular(a, b, trans=1 if transposed else 0,
                                 lower=kind == "lower triangular")
     m = _STRUCTURES[kind](a, lower)
-    return dla.solve(np.swapaxes(m, -1, -2) if transposed else m, b)
+    with _singular_names("solve"):
+        return dla.solve(np.swapaxes(m, -1, -2) if transposed else m, b)
 
 
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
@@ -221,7 +240,8 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
             a = _STRUCTURES[kind](np.asarray(a), lower)
         return sl.inv(a, overwrite_a=overwrite_a, check_finite=check_finite, assume_a=assume_a,
                       lower=lower)
-    return dla.inv(_STRUCTURES[kind](a, lower))
+    with _singular_names("inv"):
+        return dla.inv(_STRUCTURES[kind](a, lower))
 
 
 def det(a, overwrite_a=False, check_finite=True):

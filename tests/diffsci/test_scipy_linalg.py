@@ -560,3 +560,22 @@ def test_schur_diagonal_derivative_is_the_eigenvalue_derivative():
     (t, _), (dt, _) = ds.jvp(lambda x: L.schur(x), (tri,), (e,))
     np.testing.assert_allclose(np.diag(dt), [0.7 / (1.0 - 3.0), -0.7 / (1.0 - 3.0)],
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda a: L.solve(a, np.ones(2)), "solve"),
+    (lambda a: L.solve(a, np.ones((2, 2)), assume_a="sym"), "solve"),
+    (lambda a: L.inv(a), "inv"),
+])
+def test_singular_solve_and_inv_raise_naming_the_function(call, name):
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for d in (ds.grad(lambda a: np.sum(call(a))), ds.jacfwd(call)):
+        with pytest.raises(np.linalg.LinAlgError,
+                           match=rf"diffsci.scipy.linalg.{name}: a is singular"):
+            d(a)
+
+
+def test_det_at_a_singular_matrix_is_the_adjugate():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    np.testing.assert_allclose(ds.grad(L.det)(a), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-14)
+    np.testing.assert_allclose(ds.jacfwd(L.det)(a), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-14)
