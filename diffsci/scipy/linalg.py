@@ -1197,25 +1197,37 @@ _polar_p = primitive(_polar_plain, name="polar")
 
 
 def _polar_parts(ans):
-    n = np.shape(getval(ans))[-1]
-    return ans[..., :n, :], ans[..., n:, :]
+    """(u, p) from the packed [u; p] of shape (m + n, n)."""
+    m = np.shape(getval(ans))[-2] - np.shape(getval(ans))[-1]
+    return ans[..., :m, :], ans[..., m:, :]
+
+
+def _right_div(x, p):
+    """x p⁻¹ for Hermitian positive-definite p."""
+    return _H(dla.solve(p, _H(x)))
 
 
 def _polar_jvp(t, ans, a):
     # a = u p: M = uᴴ ȧ = Ω p + ṗ, Ω anti-Hermitian, ṗ Hermitian, so p Ω + Ω p = M - Mᴴ:
-    # u̇ = u Ω, ṗ = M - Ω p (LA10).
+    # u̇ = u Ω (+ (I - u uᴴ) ȧ p⁻¹ for a tall a), ṗ = M - Ω p (LA10).
     u, p = _polar_parts(ans)
     m = _H(u) @ t
     om = _sylv_p(p, p, m - _H(m))
-    return np.concatenate([u @ om, m - om @ p], axis=-2)
+    du = u @ om
+    if np.shape(getval(u))[-2] > np.shape(getval(u))[-1]:
+        du = du + _right_div(t - u @ m, p)
+    return np.concatenate([du, m - om @ p], axis=-2)
 
 
 def _polar_vjp(g, ans, a):
-    # Y = sylv(p, p, uᴴ ū - p̄ p), M̄ = p̄ + Y - Yᴴ, ā = u M̄ (LA10).
+    # Y = sylv(p, p, uᴴ ū - p̄ p), M̄ = p̄ + Y - Yᴴ, ā = u M̄ (+ (I - u uᴴ) ū p⁻¹, tall a) (LA10).
     u, p = _polar_parts(ans)
     gu, gp = _polar_parts(g)
     y = _sylv_p(p, p, _H(u) @ gu - gp @ p)
-    return _like(u @ (gp + y - _H(y)), a)
+    abar = u @ (gp + y - _H(y))
+    if np.shape(getval(u))[-2] > np.shape(getval(u))[-1]:
+        abar = abar + _right_div(gu - u @ (_H(u) @ gu), p)
+    return _like(abar, a)
 
 
 defjvp(_polar_p, _polar_jvp)
@@ -1225,14 +1237,16 @@ defvjp(_polar_p, _polar_vjp)
 def polar(a, side="right"):
     """``scipy.linalg.polar``: ``a = u p`` (right) or ``a = p u`` (left), differentiable.
 
-    Traced input: a square, nonsingular matrix (where the factors are smooth).  One
-    primitive; with ``M = uᴴ ȧ`` the tangents are ``u̇ = u Ω``, ``ṗ = M - Ω p`` where the
-    anti-Hermitian Ω solves ``p Ω + Ω p = M - Mᴴ`` (derivation (LA10)); the left
-    decomposition is the right one of ``aᴴ``.  The rules call :func:`solve_sylvester`, so
+    Traced input: full rank, m >= n for the right decomposition (m <= n for the left one),
+    where the factors are smooth.  One primitive; with ``M = uᴴ ȧ`` the tangents are
+    ``u̇ = u Ω + (I - u uᴴ) ȧ p⁻¹``, ``ṗ = M - Ω p`` where the anti-Hermitian Ω solves
+    ``p Ω + Ω p = M - Mᴴ`` (derivation (LA10)); the left decomposition is the right one of
+    ``aᴴ``.  The rules call :func:`solve_sylvester`, so
     higher orders follow.
 
     Args:
-        a: (n, n) real or complex matrix (m x n for plain input, as SciPy).
+        a: (m, n) real or complex matrix of full rank (traced: m >= n for side 'right',
+            m <= n for 'left').
         side: 'right' or 'left'.
 
     Returns:
@@ -1240,7 +1254,8 @@ def polar(a, side="right"):
 
     Raises:
         ValueError: side is not 'right' or 'left'.
-        NotImplementedError: a traced non-square a.
+        NotImplementedError: a traced wide a for 'right' (tall for 'left'), where p is
+            singular.
 
     Example:
         >>> polar(np.diag([2.0, -3.0]))[1]
@@ -1256,9 +1271,10 @@ def polar(a, side="right"):
     if not is_tracer(a):
         return sl.polar(a, side=side)
     shape = np.shape(getval(a))
-    if len(shape) != 2 or shape[0] != shape[1]:
+    if len(shape) != 2 or (shape[0] < shape[1] if side == "right" else shape[0] > shape[1]):
         raise NotImplementedError(
-            f"diffsci.scipy.linalg.polar: traced a must be square (n x n), got shape {shape}")
+            f"diffsci.scipy.linalg.polar: traced a must be m x n with m >= n for side='right' "
+            f"(m <= n for 'left'; otherwise p is singular), got shape {shape}")
     if side == "left":
         u, p = _polar_parts(_polar_p(_H(a)))
         return _H(u), p
