@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diffsci.scipy.special import ndtr
+from diffsci.scipy.special import log_ndtr, ndtr
 
 from .._validate import check_bool, check_real, plain
 from .bsm import _bsm
@@ -84,18 +84,26 @@ def barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol,
 
 
 def _knock_out(spot, strike, barrier, expiry, rate, dividend, vol, phi, eta):
-    """Haug's A–D combination on valid input (``phi``, ``eta`` = ±1 arrays)."""
+    """Haug's A–D combination on valid input (``phi``, ``eta`` = ±1 arrays).
+
+    The reflected terms C and D are evaluated in log space: ``(H/S)^{2(μ+1)} N(ηy)`` is
+    ``exp(2(μ+1) ln(H/S) + log N(ηy))``. At low volatility μ ≈ b/σ² is huge, the power
+    overflows (or underflows) while N(ηy) underflows (or is 1), and their product — bounded by
+    the option's value — would be ``inf · 0 = NaN`` (an OverflowError for Python floats).
+    """
     s = vol * np.sqrt(expiry)
     mu = (rate - dividend - 0.5 * vol * vol) / (vol * vol)
     sf, kf = spot * np.exp(-dividend * expiry), strike * np.exp(-rate * expiry)
-    ratio = barrier / spot
-    p1, p2 = ratio ** (2.0 * (mu + 1.0)), ratio ** (2.0 * mu)
+    log_sf = np.log(spot) - dividend * expiry
+    log_kf = np.log(strike) - rate * expiry
+    log_ratio = np.log(barrier / spot)
 
     def vanilla_like(x):
         return phi * sf * ndtr(phi * x) - phi * kf * ndtr(phi * (x - s))
 
     def reflected(y):
-        return phi * sf * p1 * ndtr(eta * y) - phi * kf * p2 * ndtr(eta * (y - s))
+        return phi * (np.exp(log_sf + 2.0 * (mu + 1.0) * log_ratio + log_ndtr(eta * y))
+                      - np.exp(log_kf + 2.0 * mu * log_ratio + log_ndtr(eta * (y - s))))
 
     shift = (1.0 + mu) * s
     a = vanilla_like(np.log(spot / strike) / s + shift)

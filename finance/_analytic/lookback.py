@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diffsci.scipy.special import ndtr
+from diffsci.scipy.special import log_ndtr, ndtr
 
 from .._validate import check_bool, check_real, plain
 
@@ -96,7 +96,9 @@ def _bracket(spot, x, expiry, rate, b, vol, sign):
     sd = vol * np.sqrt(expiry)
     a1 = (np.log(spot / x) + (b + 0.5 * vol * vol) * expiry) / sd
     c = 2.0 * b / (vol * vol)
-    term = (spot / x) ** (-c) * ndtr(sign * (-a1 + c * sd)) - np.exp(b * expiry) * ndtr(-sign * a1)
+    # log space: at low vol |c| ≈ 2|b|/σ² is huge and (S/X)^{−c} overflows where N(·) underflows
+    term = (np.exp(-c * np.log(spot / x) + log_ndtr(sign * (-a1 + c * sd)))
+            - np.exp(b * expiry + log_ndtr(-sign * a1)))
     return spot * np.exp(-rate * expiry) / c * sign * term, a1
 
 
