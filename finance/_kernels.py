@@ -543,15 +543,26 @@ def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, 
 
 @njit(cache=True)
 def _tree_layer_tangent(nxt, cur, e, ge, pu, pd, ud, allow):
-    """One layer of (TR1) and its σ-tangent (TA2) on interleaved (value, tangent) pairs."""
-    for j in range(cur.shape[0]):
-        a = nxt[j + 1, 0]
-        b = nxt[j, 0]
-        c = pu * a + pd * b
-        cd = ud * (a - b) + pu * nxt[j + 1, 1] + pd * nxt[j, 1]
-        x = allow and e[j] > c
-        cur[j, 0] = e[j] if x else c
-        cur[j, 1] = ge[j] if x else cd
+    """One layer of (TR1) and its σ-tangent (TA2) on (value, tangent) rows."""
+    nv = nxt[0]
+    nt = nxt[1]
+    cv = cur[0]
+    ct = cur[1]
+    if allow:
+        for j in range(cv.size):
+            a = nv[j + 1]
+            b = nv[j]
+            c = pu * a + pd * b
+            cd = ud * (a - b) + pu * nt[j + 1] + pd * nt[j]
+            x = e[j] > c
+            cv[j] = e[j] if x else c
+            ct[j] = ge[j] if x else cd
+    else:
+        for j in range(cv.size):
+            a = nv[j + 1]
+            b = nv[j]
+            cv[j] = pu * a + pd * b
+            ct[j] = ud * (a - b) + pu * nt[j + 1] + pd * nt[j]
 
 
 _REASSOC = {"reassoc", "contract"}  # lets the layer sums vectorise (order of additions only)
@@ -561,35 +572,54 @@ _REASSOC = {"reassoc", "contract"}  # lets the layer sums vectorise (order of ad
 def _tree_adjoint_layer(lam, big, vt, e, ind, gg, hh, pu, pd, s_sig, allow, mu, acc):
     """One layer of the reverse sweep (TA3): split λ, Λ into continuation and exercise parts.
 
-    ``vt`` holds the (value, tangent) pairs of the layer below from node ``lo`` on; writes the
+    ``vt`` holds the (value, tangent) rows of the layer below from node ``lo`` on; writes the
     continuation adjoints into ``mu[0, 1:]`` (λ) and ``mu[1, 1:]`` (Λ), ``mu[:, 0]`` and
-    ``mu[:, -1]`` zero, and adds the layer's terms to the eight sums ``acc``.
+    ``mu[:, -1]`` zero, and adds the layer's terms to the eight sums ``acc``. The exercise
+    decision is recomputed from the stored values with the forward pass's arithmetic.
     """
+    m0 = mu[0]
+    m1 = mu[1]
+    va = vt[0]
+    ta = vt[1]
+    size = lam.size
     s1 = s2 = s3 = s4 = r1 = r2 = r3 = r4 = 0.0
-    for j in range(lam.size):
-        a = vt[j + 1, 0]
-        b = vt[j, 0]
-        lj = lam[j]
-        bj = big[j]
-        x = allow and e[j] > pu * a + pd * b
-        mj = 0.0 if x else lj
-        mb = 0.0 if x else bj
-        nj = lj - mj
-        nb = bj - mb
-        s1 += mj * a
-        s2 += mj * b
-        r1 += mb * a + mj * vt[j + 1, 1]
-        r2 += mb * b + mj * vt[j, 1]
-        s3 += nj * gg[j]
-        s4 += nj * ind[j]
-        r3 += nb * gg[j] + nj * hh[j] * s_sig
-        r4 += nb * ind[j]
-        mu[0, j + 1] = mj
-        mu[1, j + 1] = mb
-    mu[0, 0] = 0.0
-    mu[1, 0] = 0.0
-    mu[0, lam.size + 1] = 0.0
-    mu[1, lam.size + 1] = 0.0
+    if allow:
+        for j in range(size):
+            a = va[j + 1]
+            b = va[j]
+            x = e[j] > pu * a + pd * b
+            lj = lam[j]
+            bj = big[j]
+            mj = 0.0 if x else lj
+            mb = 0.0 if x else bj
+            nj = lj - mj
+            nb = bj - mb
+            s1 += mj * a
+            s2 += mj * b
+            r1 += mb * a + mj * ta[j + 1]
+            r2 += mb * b + mj * ta[j]
+            s3 += nj * gg[j]
+            s4 += nj * ind[j]
+            r3 += nb * gg[j] + nj * hh[j] * s_sig
+            r4 += nb * ind[j]
+            m0[j + 1] = mj
+            m1[j + 1] = mb
+    else:
+        for j in range(size):
+            a = va[j + 1]
+            b = va[j]
+            lj = lam[j]
+            bj = big[j]
+            s1 += lj * a
+            s2 += lj * b
+            r1 += bj * a + lj * ta[j + 1]
+            r2 += bj * b + lj * ta[j]
+            m0[j + 1] = lj
+            m1[j + 1] = bj
+    m0[0] = 0.0
+    m1[0] = 0.0
+    m0[size + 1] = 0.0
+    m1[size + 1] = 0.0
     acc[0] += s1
     acc[1] += s2
     acc[2] += s3
@@ -610,12 +640,34 @@ ADJOINT_FLOOR = 1e-200
 def _tree_adjoint_spread(mu, lam_next, big_next, pu, pd, ud):
     """λ, Λ of the next layer from the continuation adjoints (the transpose of TR1, TA2):
     node k receives pu from node k − 1 and pd from node k; values below ADJOINT_FLOOR → 0."""
+    m0 = mu[0]
+    m1 = mu[1]
     for k in range(lam_next.size):
-        x = pu * mu[0, k] + pd * mu[0, k + 1]
-        y = pu * mu[1, k] + ud * mu[0, k] + pd * mu[1, k + 1] - ud * mu[0, k + 1]
-        small = abs(x) < ADJOINT_FLOOR and abs(y) < ADJOINT_FLOOR
+        x = pu * m0[k] + pd * m0[k + 1]
+        y = pu * m1[k] + ud * m0[k] + pd * m1[k + 1] - ud * m0[k + 1]
+        small = (abs(x) < ADJOINT_FLOOR) & (abs(y) < ADJOINT_FLOOR)
         lam_next[k] = 0.0 if small else x
         big_next[k] = 0.0 if small else y
+
+
+@njit(cache=True)
+def _tree_terminal(row, anchor, s, s_sig, f, gk, w, n, last, smooth, exercise, e_grid, gs_grid):
+    """The last layer's (value, σ-tangent): the payoff, or the one-step Black–Scholes value
+    (then max the exercise value when exercise is allowed there)."""
+    for j in range(last + 3):
+        k = 2 * j - last + n
+        if smooth:
+            m = k - n - 2
+            r = _bbs_node(anchor * math.exp(s * m) * f, gk, s, m, w)
+            if exercise and e_grid[k] > r[0]:
+                row[0, j] = e_grid[k]
+                row[1, j] = gs_grid[k]
+            else:
+                row[0, j] = r[0]
+                row[1, j] = r[1] * s_sig
+        else:
+            row[0, j] = e_grid[k]
+            row[1, j] = gs_grid[k]
 
 
 @njit(cache=True)
@@ -638,57 +690,73 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     last = n - 1 if smooth else n
     gk = strike * disc
     terminal_exercise = not smooth or (american and last % every == 0)
-    # terminal layer: the payoff, or the one-step Black–Scholes value (max the exercise value)
-    o = last * (last + 5) // 2
-    for j in range(last + 3):
-        k = 2 * j - last + n
-        if smooth:
-            m = k - n - 2
-            r = _bbs_node(anchor * math.exp(s * m) * f, gk, s, m, w)
-            if terminal_exercise and e_grid[k] > r[0]:
-                vt[o + j, 0] = e_grid[k]
-                vt[o + j, 1] = gs_grid[k]
-            else:
-                vt[o + j, 0] = r[0]
-                vt[o + j, 1] = r[1] * s_sig
-        else:
-            vt[o + j, 0] = e_grid[k]
-            vt[o + j, 1] = gs_grid[k]
+    block = tree_block(last)
+    nck = (last - 1) // block + 1  # checkpoints at layers 0, B, 2B, … < last
+    width = last + 3
+    seg0 = _ckpt_offset(nck, block)
+    pp0 = seg0 + block * width
+    # forward: values and σ-tangents in two rows, layers kB saved as checkpoints
+    nxt = vt[:, pp0:pp0 + width]
+    _tree_terminal(nxt, anchor, s, s_sig, f, gk, w, n, last, smooth, terminal_exercise, e_grid,
+                   gs_grid)
     for i in range(last - 1, -1, -1):
-        o = i * (i + 5) // 2
-        o1 = o + i + 3
-        _tree_layer_tangent(vt[o1:o1 + i + 4], vt[o:o1], e_grid[n - i:n + i + 5:2],
-                            gs_grid[n - i:n + i + 5:2], pu, pd, ud,
-                            american and i % every == 0)
-    # reverse sweep, layer 0 → last; λ = ∂V₀/∂V (= ∂V̇₀/∂V̇), Λ = ∂V̇₀/∂V
+        row = pp0 + (last - i) % 2 * width
+        cur = vt[:, row:row + i + 3]
+        _tree_layer_tangent(nxt, cur, e_grid[n - i:n + i + 5:2], gs_grid[n - i:n + i + 5:2], pu,
+                            pd, ud, american and i % every == 0)
+        if i % block == 0:
+            o = _ckpt_offset(i // block, block)
+            vt[:, o:o + i + 3] = cur
+        nxt = cur
+    # reverse sweep, layer 0 → last; λ = ∂V₀/∂V (= ∂V̇₀/∂V̇), Λ = ∂V̇₀/∂V. Block by block, the
+    # layers i0 + 1 … i0 + B are recomputed from the next checkpoint into a cache-sized buffer.
     lam = np.zeros((2, last + 4))
     big = np.zeros((2, last + 4))
     mu = np.zeros((2, last + 5))  # λ, Λ kept at the continuation nodes (one slot of padding)
     lam[0, 1] = 1.0
     acc = np.zeros(8)  # s1, s2, s3, s4, r1, r2, r3, r4 of (TA3)
     lo, hi = 1, 1  # the nodes of the current layer with nonzero adjoints lie in [lo, hi]
-    for i in range(last):
-        o = i * (i + 5) // 2
-        o1 = o + i + 3
-        base = n - i
-        _tree_adjoint_layer(lam[i % 2, lo:hi + 1], big[i % 2, lo:hi + 1],
-                            vt[o1 + lo:o1 + hi + 2], e_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                            i_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                            g_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                            h_grid[base + 2 * lo:base + 2 * hi + 1:2], pu, pd, s_sig,
-                            american and i % every == 0, mu[:, lo:hi + 3], acc)
-        ln_ = lam[(i + 1) % 2]
-        bn = big[(i + 1) % 2]
-        _tree_adjoint_spread(mu[:, lo:hi + 3], ln_[lo:hi + 2], bn[lo:hi + 2], pu, pd, ud)
-        nlo, nhi = lo, hi + 1
-        while nlo <= nhi and ln_[nlo] == 0.0 and bn[nlo] == 0.0:
-            nlo += 1
-        while nhi >= nlo and ln_[nhi] == 0.0 and bn[nhi] == 0.0:
-            nhi -= 1
-        if nlo > nhi:  # every reachable node exercised: nothing reaches the later layers
-            lo, hi = 1, 0
+    done = False
+    for kb in range(nck):
+        i0 = kb * block
+        top = min(i0 + block, last)
+        r = seg0 + (top - i0 - 1) * width
+        if top == last:
+            _tree_terminal(vt[:, r:r + width], anchor, s, s_sig, f, gk, w, n, last, smooth,
+                           terminal_exercise, e_grid, gs_grid)
+        else:
+            o = _ckpt_offset(top // block, block)
+            vt[:, r:r + top + 3] = vt[:, o:o + top + 3]
+        for i in range(top - 1, i0, -1):
+            r = seg0 + (i - i0 - 1) * width
+            _tree_layer_tangent(vt[:, r + width:r + width + i + 4], vt[:, r:r + i + 3],
+                                e_grid[n - i:n + i + 5:2], gs_grid[n - i:n + i + 5:2], pu, pd, ud,
+                                american and i % every == 0)
+        for i in range(i0, top):
+            o1 = seg0 + (i - i0) * width  # layer i + 1
+            base = n - i
+            _tree_adjoint_layer(lam[i % 2, lo:hi + 1], big[i % 2, lo:hi + 1],
+                                vt[:, o1 + lo:o1 + hi + 2],
+                                e_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                                i_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                                g_grid[base + 2 * lo:base + 2 * hi + 1:2],
+                                h_grid[base + 2 * lo:base + 2 * hi + 1:2], pu, pd, s_sig,
+                                american and i % every == 0, mu[:, lo:hi + 3], acc)
+            ln_ = lam[(i + 1) % 2]
+            bn = big[(i + 1) % 2]
+            _tree_adjoint_spread(mu[:, lo:hi + 3], ln_[lo:hi + 2], bn[lo:hi + 2], pu, pd, ud)
+            nlo, nhi = lo, hi + 1
+            while nlo <= nhi and ln_[nlo] == 0.0 and bn[nlo] == 0.0:
+                nlo += 1
+            while nhi >= nlo and ln_[nhi] == 0.0 and bn[nhi] == 0.0:
+                nhi -= 1
+            if nlo > nhi:  # every reachable node exercised: nothing reaches the later layers
+                lo, hi = 1, 0
+                done = True
+                break
+            lo, hi = nlo, nhi
+        if done:
             break
-        lo, hi = nlo, nhi
     s1, s2, s3, s4, r1, r2, r3, r4 = acc
     lc = lam[last % 2]
     bc = big[last % 2]
@@ -720,17 +788,31 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
         out[6 + t] = s1 * pu_th[t] + s2 * pd_th[t] + s3 * s_th[t] - w * s4 * k_t + g1[t]
         out[11 + t] = (r1 * pu_th[t] + r2 * pd_th[t] + (s1 - s2) * ud_th[t] + r3 * s_th[t]
                        + s3 * sd_th[t] - w * r4 * k_t + g2[t])
-    for j in range(3):
-        out[j] = vt[j, 0]
-        out[3 + j] = vt[j, 1]
+    for j in range(3):  # layer 0: checkpoint 0
+        out[j] = vt[0, j]
+        out[3 + j] = vt[1, j]
     out[16] = s
 
 
 @njit(cache=True)
+def tree_block(last):
+    """Layers per block of the reverse sweep: a block of (value, tangent) rows is ≈ 256 KiB."""
+    return max(2, min(last, 16384 // (last + 3)))
+
+
+@njit(cache=True)
+def _ckpt_offset(k, block):
+    """First row of checkpoint k (layer kB, kB + 3 nodes) in the scratch."""
+    return block * k * (k - 1) // 2 + 3 * k
+
+
+@njit(cache=True)
 def tree_nodes(n, smooth):
-    """Nodes of the extended lattice down to its last induction layer (scratch size)."""
+    """Rows of (value, tangent) scratch that :func:`tree_greeks_one` needs: the checkpoint
+    layers 0, B, 2B, …, one block of B layers and two layers (≈ n²/(2B) + (B + 2) n rows)."""
     last = n - 1 if smooth else n
-    return (last + 1) * (last + 6) // 2
+    block = tree_block(last)
+    return _ckpt_offset((last - 1) // block + 1, block) + (block + 2) * (last + 3)
 
 
 @njit(cache=True)

@@ -94,8 +94,8 @@ _scratch = threading.local()
 def _workspace(chunks, nodes):
     """Per-thread scratch rows for the Greeks kernel, reused across calls (no fresh pages)."""
     ws = getattr(_scratch, "ws", None)
-    if ws is None or ws.shape[0] < chunks or ws.shape[1] < nodes:
-        ws = np.empty((chunks, nodes, 2))
+    if ws is None or ws.shape[0] < chunks or ws.shape[2] < nodes:
+        ws = np.empty((chunks, 2, nodes))
         _scratch.ws = ws
     return ws[:chunks]
 
