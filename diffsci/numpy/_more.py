@@ -367,6 +367,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 # ---------------------------------------------------------------- elementwise
+def _real_only(x, name):
+    if np.iscomplexobj(getval(x)):
+        raise TypeError(f"diffsci.numpy.{name}: real input expected, got "
+                        f"{np.result_type(getval(x))}")
+
+
 @_numpy_on_plain(np.copysign, arrays=(0, 1))
 def copysign(x1, x2, /):
     """|x1| with the sign of ``x2``; differentiable in ``x1`` (``x2`` only sets a sign)."""
@@ -376,6 +382,7 @@ def copysign(x1, x2, /):
 
 @_numpy_on_plain(np.ldexp, arrays=(0,))
 def ldexp(x1, x2, /):
+    _real_only(x1, "ldexp")
     return W.multiply(x1, np.ldexp(1.0, getval(x2)).astype(np.result_type(getval(x1), 1.0)))
 
 
@@ -542,6 +549,9 @@ def _quantile_core(a, q, axis, method, keepdims, nan_policy, name):
             f"supported: {', '.join(sorted(list(_CONTINUOUS) + list(_DISCRETE)))}")
     a = _arr(a)
     v = getval(a)
+    if np.iscomplexobj(v):
+        raise TypeError(f"diffsci.numpy.{name}: a must be an array of real numbers, got "
+                        f"{v.dtype}")
     nd = v.ndim
     if axis is None:
         a, ax_list, v = W.ravel(a), tuple(range(nd)), np.ravel(v)
@@ -1103,7 +1113,9 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
                                   "traced values")
     from . import linalg as L
     order = int(deg) + 1
-    x, y = _cast(_arr(x), np.float64), _cast(_arr(y), np.float64)
+    x = _cast(_arr(x), np.float64)
+    y = _arr(y)
+    y = _cast(y, np.complex128 if np.iscomplexobj(getval(y)) else np.float64)
     if deg < 0:
         raise ValueError("expected deg >= 0")
     if len(_shape(x)) != 1:
@@ -1122,7 +1134,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = W.multiply(rhs, w if len(_shape(rhs)) == 1 else W.getitem(w, (slice(None), None)))
     scale = W.sqrt(W.sum(W.multiply(lhs, lhs), axis=0))
     q, r = L.qr(W.true_divide(lhs, scale))
-    c = L.solve(r, W.matmul(W.transpose(q), rhs))
+    c = L.solve(r, W.matmul(W.conjugate(W.transpose(q)), rhs))
     return W.true_divide(c, scale) if len(_shape(c)) == 1 else W.true_divide(
         c, W.getitem(scale, (slice(None), None)))
 
@@ -1238,6 +1250,7 @@ def apply_over_axes(func, a, axes):
 def i0(x):
     """Modified Bessel function of the first kind, order 0 (real ``x``); i0' = i1."""
     from ..scipy import special
+    _real_only(x, "i0")
     return special.i0(x)
 
 

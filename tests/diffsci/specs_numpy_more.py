@@ -11,9 +11,10 @@ import numpy as np
 import diffsci.numpy as dnp
 
 from .test_numpy_grads import Spec as S
-from .test_numpy_grads import away, const, distinct, normal, positive
+from .test_numpy_grads import away, cnormal, const, distinct, normal, positive
 
 x23, x3, d23 = normal(2, 3), normal(3), distinct(2, 3)
+c23 = cnormal(2, 3)
 NAN3 = np.array([0.0, np.nan, 0.0])
 KNOTS = const([0.0, 0.7, 1.5, 2.1, 3.0])
 
@@ -155,4 +156,56 @@ SPECS = [
     S("sin", lambda x: dnp.sin([x, 1.0]), (const(0.4),)),
     S("median", lambda x, y: dnp.median([x, y, 0.0]), (const(0.5), const(-1.5))),
     S("interp", lambda x, y: dnp.interp(0.5, [0.0, 1.0], [x, y]), (const(0.5), const(-1.5))),
+    # ---- complex inputs (test_complex audits every complex-capable function)
+    S("append", lambda x, y: dnp.append(x, y), (c23, _c)),
+    S("apply_along_axis", lambda x: dnp.apply_along_axis(lambda v: v * v[0], 1, x), (c23,)),
+    S("apply_over_axes", lambda x: dnp.apply_over_axes(dnp.sum, x, 1), (c23,)),
+    S("asanyarray", lambda x: dnp.asanyarray(x), (_c,)),
+    S("asarray_chkfinite", lambda x: dnp.asarray_chkfinite(x), (_c,)),
+    S("ascontiguousarray", lambda x: dnp.ascontiguousarray(x), (c23,)),
+    S("asfortranarray", lambda x: dnp.asfortranarray(x), (c23,)),
+    S("block", lambda a, b: dnp.block([[a], [b]]), (c23, cnormal(1, 3))),
+    S("corrcoef", lambda m: dnp.corrcoef(m), (cnormal(2, 5),)),
+    S("cumulative_prod", lambda x: dnp.cumulative_prod(x, include_initial=True), (_c,)),
+    S("cumulative_sum", lambda x: dnp.cumulative_sum(x, axis=0), (c23,)),
+    S("delete", lambda x: dnp.delete(x, 1, axis=1), (c23,)),
+    S("ediff1d", lambda x: dnp.ediff1d(x, to_begin=1j), (c23,)),
+    S("extract", lambda x: dnp.extract(np.array([True, False, True]), x), (_c,)),
+    S("gradient", lambda f, x: dnp.gradient(f, x, edge_order=2),
+      (cnormal(4), const([0.0, 0.5, 1.2, 2.0]))),
+    S("insert", lambda x, v: dnp.insert(x, [1, 3], v), (_c, cnormal(2))),
+    S("interp", lambda x, fp: dnp.interp(x, [0.0, 1.0, 2.0], fp),
+      (const([0.3, 1.4, 2.5]), _c)),
+    S("matvec", lambda a, v: dnp.matvec(a, v), (c23, _c)),
+    S("median", lambda x: dnp.median(x), (lambda r: distinct(4)(r) + 1j * r.standard_normal(4),)),
+    S("meshgrid", lambda x, y: dnp.meshgrid(x, y), (_c, cnormal(2))),
+    S("nancumprod", lambda x: dnp.nancumprod(x + NAN3), (_c,)),
+    S("nancumsum", lambda x: dnp.nancumsum(x + NAN3), (_c,)),
+    S("nanmax", lambda x: dnp.nanmax(x + np.array([0, np.nan, 0, 0])),
+      (lambda r: distinct(4)(r) + 1j * r.standard_normal(4),)),
+    S("nanmin", lambda x: dnp.nanmin(x + np.array([0, np.nan, 0, 0])),
+      (lambda r: distinct(4)(r) + 1j * r.standard_normal(4),)),
+    S("nanmedian", lambda x: dnp.nanmedian(x + np.array([0, np.nan, 0, 0])),
+      (lambda r: distinct(4)(r) + 1j * r.standard_normal(4),)),
+    S("nanprod", lambda x: dnp.nanprod(x + NAN3), (_c,)),
+    S("nanstd", lambda x: dnp.nanstd(x + NAN3), (_c,)),
+    S("partition", lambda x: dnp.partition(x, 2), (lambda r: distinct(5)(r) + 1j * r.random(5),)),
+    S("piecewise", lambda x: dnp.piecewise(x, [np.array([True, False, True])],
+                                            [lambda v: v * v, 0.5j]), (_c,)),
+    S("poly", lambda z: dnp.poly(z), (_c,)),
+    S("polyadd", lambda a, b: dnp.polyadd(a, b), (_c, cnormal(2))),
+    S("polyder", lambda p: dnp.polyder(p), (_c,)),
+    S("polydiv", lambda u, v: dnp.polydiv(u, v), (cnormal(4), lambda r: 1.5 + _c(r)[:2] * 0.2)),
+    S("polyfit", lambda y: dnp.polyfit([0.0, 0.5, 1.1, 1.9], y, 1), (cnormal(4),)),
+    S("polyint", lambda p: dnp.polyint(p), (_c,)),
+    S("polymul", lambda a, b: dnp.polymul(a, b), (_c, cnormal(2))),
+    S("polysub", lambda a, b: dnp.polysub(a, b), (_c, cnormal(4))),
+    S("polyval", lambda p, x: dnp.polyval(p, x), (_c, cnormal(2))),
+    S("resize", lambda x: dnp.resize(x, (2, 4)), (_c,)),
+    S("rollaxis", lambda x: dnp.rollaxis(x, 1), (c23,)),
+    S("sort_complex", lambda x: dnp.sort_complex(x),
+      (lambda r: distinct(4)(r) + 1j * r.random(4),)),
+    S("trim_zeros", lambda x: dnp.trim_zeros(x * np.array([0, 1, 1, 0])), (cnormal(4),)),
+    S("unstack", lambda x: dnp.unstack(x), (c23,)),
+    S("vander", lambda x: dnp.vander(x, 3), (_c,)),
 ]

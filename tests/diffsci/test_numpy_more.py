@@ -371,6 +371,11 @@ def test_explicit_casts():
     (lambda x: dnp.gradient(x, [0.0, 1.0]), ValueError, "match the length"),
     (lambda x: dnp.polyfit(x, x, 1, full=True), NotImplementedError, "polyfit"),
     (lambda x: dnp.r_["r", x, x], NotImplementedError, "matrix directive"),
+    (lambda x: dnp.quantile(x + 1j, 0.5), TypeError, "quantile: a must be an array of real"),
+    (lambda x: dnp.nanpercentile(x + 1j, 5), TypeError, "nanpercentile: a must be"),
+    (lambda x: dnp.ldexp(x + 1j, 2), TypeError, "ldexp: real input"),
+    (lambda x: dnp.i0(x + 1j), TypeError, "i0: real input"),
+    (lambda x: dnp.geomspace(x[0] + 1j, 2.0, 3), NotImplementedError, "complex endpoints"),
 ])
 def test_bad_input_names_the_function(call, exc, match):
     with pytest.raises(exc, match=match):
