@@ -161,3 +161,15 @@ def test_multinomial():
         ds.grad(lambda x: D.multinomial.logpmf(x, 3, p))(x[0].astype(float))
     with pytest.raises(ValueError, match="p must be non-negative and sum to 1"):
         D.multinomial.logpmf(x, 3, p * 2)
+
+
+def test_every_multivariate_method_is_tested():
+    # the methods the tests above check, per distribution
+    tested = {"multivariate_normal": {"logpdf", "pdf", "entropy"},
+              "dirichlet": {"logpdf", "pdf", "mean", "var", "entropy"},
+              "multinomial": {"logpmf", "pmf"}}
+    for name, methods in tested.items():
+        d = getattr(D, name)
+        public = {m for m in dir(d) if not m.startswith("_") and callable(getattr(d, m))
+                  and m != "name"}
+        assert set(d.methods) == methods == public, (name, public)
