@@ -20,50 +20,87 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
-from diffsci.extend import unbroadcast
 
 __all__ = ["combine"]
 
 
-def _value(y, fs, cs, gs, ws, diag):
+def _unpack(rest):
+    """``rest`` = (f..., g..., w..., c..., n_f, diag): flat positional leaves, so that
+    custom_vjp takes its fast path (no pytree rebuilding)."""
+    nf, diag = rest[-2], rest[-1]
+    ng = (len(rest) - 2 - 2 * nf) // 2
+    fs, gs = rest[:nf], rest[nf:nf + ng]
+    ws, cs = rest[nf + ng:nf + 2 * ng], rest[nf + 2 * ng:2 * nf + 2 * ng]
+    return fs, gs, ws, cs, nf, ng, diag
+
+
+def _prod(g, w, diag):
+    return g * w if diag else np.sum(g * w[:, None, :], axis=-1)
+
+
+def _value(y, *rest):
+    fs, gs, ws, cs, _, _, diag = _unpack(rest)
     out = y
     for c, f in zip(cs, fs):
         out = out + c * f
     for g, w in zip(gs, ws):
-        out = out + (g * w if diag else np.sum(g * w[:, None, :], axis=-1))
+        out = out + _prod(g, w, diag)
     return out
 
 
 @ds.custom_vjp
-def _combine(y, fs, cs, gs, ws, diag):
-    return _value(y, fs, cs, gs, ws, diag)
+def _combine(y, *rest):
+    return _value(y, *rest)
 
 
-def _combine_fwd(y, fs, cs, gs, ws, diag):
-    return _value(y, fs, cs, gs, ws, diag), (y, fs, cs, gs, ws, diag)
+class _Res:
+    """The residuals, as one opaque object (custom_vjp then walks one leaf, not every array):
+    the input shapes and the plain weights — no value of the forward pass."""
+
+    __slots__ = ("shapes", "ws", "cs", "nf", "ng", "diag")
+
+    def __init__(self, y, rest):
+        fs, gs, self.ws, self.cs, self.nf, self.ng, self.diag = _unpack(rest)
+        self.shapes = (np.shape(y), tuple(map(np.shape, fs)), tuple(map(np.shape, gs)))
+
+
+def _sum_to(g, shape):
+    """``g`` summed down to ``shape`` (undo broadcasting; the identity when shapes agree)."""
+    if np.shape(g) == shape:
+        return g
+    lead = np.ndim(g) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and np.shape(g)[lead + i] != 1)
+    return np.reshape(np.sum(g, axis=axes), shape)
+
+
+def _combine_fwd(y, *rest):
+    return _value(y, *rest), _Res(y, rest)
 
 
 def _combine_bwd(res, gy):
-    y, fs, cs, gs, ws, diag = res
-    fbar = tuple(unbroadcast(c * gy, f) for c, f in zip(cs, fs))
-    if diag:
-        gbar = tuple(unbroadcast(gy * w, g) for g, w in zip(gs, ws))
+    yshape, fshapes, gshapes = res.shapes
+    fbar = [_sum_to(c * gy, sh) for c, sh in zip(res.cs, fshapes)]
+    if res.diag:
+        gbar = [_sum_to(gy * w, sh) for w, sh in zip(res.ws, gshapes)]
     else:
-        gbar = tuple(unbroadcast(gy[:, :, None] * w[:, None, :], g) for g, w in zip(gs, ws))
-    return (unbroadcast(gy, y), fbar, None, gbar, None, None)
+        gbar = [_sum_to(gy[:, :, None] * w[:, None, :], sh) for w, sh in zip(res.ws, gshapes)]
+    return (_sum_to(gy, yshape), *fbar, *gbar, *([None] * (res.ng + res.nf + 2)))
 
 
 def _combine_jvp(primals, tangents):
-    y, fs, cs, gs, ws, diag = primals
-    ty, tfs, _, tgs, _, _ = tangents
-    out = _value(y, fs, cs, gs, ws, diag)
+    y, *rest = primals
+    ty, *trest = tangents
+    fs, gs, ws, cs, nf, ng, diag = _unpack(rest)
+    tfs, tgs = trest[:nf], trest[nf:nf + ng]
+    out = _value(y, *rest)
     tout = 0.0 * out if ty is None else ty + 0.0 * out
     for c, tf in zip(cs, tfs):
         if tf is not None:
             tout = tout + c * tf
     for tg, w in zip(tgs, ws):
         if tg is not None:
-            tout = tout + (tg * w if diag else np.sum(tg * w[:, None, :], axis=-1))
+            tout = tout + _prod(tg, w, diag)
     return out, tout
 
 
@@ -74,8 +111,6 @@ _combine.defjvp(_combine_jvp)
 def combine(sde, y, drift=(), noise=()):
     """``y + Σ c·f + Σ g·w`` for ``drift = ((c, f), ...)``, ``noise = ((g, w), ...)`` (w plain
     arrays, c Python floats), as one record; ``g·w`` is ``sde.g_prod``."""
-    fs = tuple(f for _, f in drift)
-    cs = tuple(float(c) for c, _ in drift)
-    gs = tuple(g for g, _ in noise)
-    ws = tuple(w for _, w in noise)
-    return _combine(y, fs, cs, gs, ws, sde.noise.value in ("diagonal", "scalar"))
+    diag = sde.noise.value in ("diagonal", "scalar")
+    return _combine(y, *(f for _, f in drift), *(g for g, _ in noise), *(w for _, w in noise),
+                    *(float(c) for c, _ in drift), len(drift), diag)
