@@ -93,17 +93,21 @@ def sc_expit_neg(x):
 
 
 def _rgamma_d(ans, x):
-    # (1/Gamma)' = -digamma/Gamma (DLMF 5.2.2); at a pole x = -n it is (-1)^n n!.
-    pole = (x <= 0) & (x == np.floor(x))
+    # (1/Gamma)' = -digamma/Gamma (DLMF 5.2.2).  Near a pole x = -n of Gamma,
+    # 1/Gamma(-n + e) = (-1)^n n! e (1 - digamma(n + 1) e + O(e^2)), so there the slope is
+    # (-1)^n n! (1 - 2 digamma(n + 1) (x + n)): (-1)^n n! and, differentiated once more,
+    # the second derivative -2 (-1)^n n! digamma(n + 1).
+    xv = getval(x)
+    pole = (xv <= 0) & (xv == np.floor(xv))
     xs = np.where(pole, 0.5, x)
-    n = -np.where(pole, x, 0)
-    return np.where(pole, (-1.0) ** getval(n) * sc.gamma(getval(n) + 1),
-                    -rgamma(xs) * digamma(xs))
+    n = np.where(pole, -np.asarray(xv, float), 0.0)
+    c = (-1.0) ** n * sc.gamma(n + 1)
+    return np.where(pole, c * (1 - 2 * sc.digamma(n + 1) * (x + n)), -rgamma(xs) * digamma(xs))
 
 
 rgamma = _elementwise(sc.rgamma, _rgamma_d, False,
                       "-rgamma(x) digamma(x), and (-1)^n n! at the poles x = -n of gamma "
-                      "(first order only there)", 1.0, 0.5772156649015329, "DLMF 5.2.2")
+                      "(exact to second order there)", 1.0, 0.5772156649015329, "DLMF 5.2.2")
 
 gammasgn = nondifferentiable(sc.gammasgn, name="gammasgn")
 gammasgn.__doc__ = """``scipy.special.gammasgn``: the sign of gamma(x), not differentiable.

@@ -156,6 +156,12 @@ def test_rgamma_at_the_poles_and_zeta_in_q():
     # 1/Gamma(x) ~ (-1)^n n! (x + n) near x = -n
     for n in range(5):
         assert ds.grad(S.rgamma)(float(-n)) == (-1) ** n * sc.factorial(n)
+        with mp.workdps(30):
+            want = float(mp.diff(mp.rgamma, -n, 2))
+        np.testing.assert_allclose(ds.grad(ds.grad(S.rgamma))(float(-n)), want, rtol=1e-13)
+        f = lambda x: S.rgamma(x)  # noqa: E731 - forward over reverse too
+        np.testing.assert_allclose(ds.jvp(ds.grad(f), (float(-n),), (1.0,))[1], want,
+                                   rtol=1e-13)
     with mp.workdps(30):
         for s, q in [(2.0, 0.5), (3.5, 2.0), (6.0, 1.3)]:
             np.testing.assert_allclose(ds.grad(lambda q: S.zeta(s, q))(q),
@@ -312,10 +318,13 @@ def test_hypergeometric_derivatives_against_closed_forms():
 
 
 def test_binom_derivative_at_the_zeros_of_the_polynomial():
-    # binom(n, 3) = n (n - 1) (n - 2)/6: slope (3 n^2 - 6 n + 2)/6, also where it is 0
+    # binom(n, 3) = n (n - 1) (n - 2)/6: slope (3 n^2 - 6 n + 2)/6 and curvature n - 1, also
+    # where it is 0 (through rgamma's pole branch)
     for n in (0.0, 1.0, 2.0, 2.5, 4.0):
         np.testing.assert_allclose(ds.grad(S.binom)(n, 3.0), (3 * n * n - 6 * n + 2) / 6,
                                    rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(ds.grad(ds.grad(S.binom))(n, 3.0), n - 1, rtol=1e-12,
+                                   atol=1e-14)
 
 
 def _doc_targets():
