@@ -20,7 +20,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._gates import GATES, Elementary, pauli_masks
+from ._gates import GATES, ISWAP, Elementary, pauli_masks
 from ._kernels import (
     K_CHAN,
     K_CHAN2,
@@ -107,7 +107,9 @@ class Operation:
         controls: every control wire (those a name implies, like CNOT's, and extra ones).
         angles: one :class:`Param` or fixed float per angle of the gate.
         paulis: the Pauli word of a ``PauliRot`` (None otherwise).
-        matrix: the unitary of a ``QubitUnitary`` (None otherwise).
+        matrix: the unitary of a ``QubitUnitary``, the superoperator of a channel (None
+            otherwise).
+        kraus: the Kraus operators of a ``Kraus`` channel (None otherwise).
     """
 
     name: str
@@ -116,6 +118,7 @@ class Operation:
     angles: tuple[Angle, ...] = ()
     paulis: str | None = None
     matrix: np.ndarray | None = None
+    kraus: tuple[np.ndarray, ...] | None = None
 
     def label(self) -> str:
         """The text drawn on the target wires, e.g. ``RX(θ0)``."""
@@ -469,7 +472,8 @@ class Circuit:
                              f"wire(s); got wires {wires}.")
         if name == KRAUS:
             ks = check_kraus(what, kraus, len(wires))
-        self._ops.append(Operation(name, wires, (), angles, None, superop(ks)))
+        self._ops.append(Operation(name, wires, (), angles, None, superop(ks),
+                                   tuple(ks) if name == KRAUS else None))
         self._program = None
         return self
 
@@ -533,6 +537,95 @@ class Circuit:
             self._mixed = (program, compile_mixed(program))
         return self._mixed[1]
 
+    # ------------------------------------------------------------------ copy, compose, adjoint
+    def copy(self) -> Circuit:
+        """A new circuit with the same gates and parameter slots (gates are frozen: shared)."""
+        out = Circuit(self.n_qubits)
+        out._ops = list(self._ops)
+        out._n_params = self._n_params
+        return out
+
+    __copy__ = copy
+
+    def compose(self, other: Circuit, *, wires=None, shared: bool = False) -> Circuit:
+        """A new circuit: this one's gates, then ``other``'s.
+
+        Args:
+            other: the circuit appended, on at most as many wires.
+            wires: where other's wires go (``wires[k]`` for its wire k; default the same).
+            shared: other's slots are this circuit's slots of the same index (e.g. U(θ) then
+                U(θ)†); default False: they follow this circuit's, so θ = concat(θ_self,
+                θ_other).
+
+        Raises:
+            TypeError: other is not a Circuit. ValueError: a wire map of the wrong length,
+                repeated or out of range.
+
+        Example:
+            >>> c = Circuit(2).ry(0).cnot(0, 1)
+            >>> (c + c).n_params, c.compose(c.adjoint(), shared=True).n_params
+            (2, 1)
+        """
+        if not isinstance(other, Circuit):
+            raise TypeError(f"Circuit.compose: other must be a Circuit; got "
+                            f"{type(other).__name__}.")
+        wmap = _check_wires("Circuit.compose", tuple(range(other.n_qubits)) if wires is None
+                            else wires, self.n_qubits)
+        if len(wmap) != other.n_qubits or len(set(wmap)) != len(wmap):
+            raise ValueError(f"Circuit.compose: wires must map other's {other.n_qubits} wire(s) "
+                             f"to distinct wires of this {self.n_qubits}-qubit circuit; got "
+                             f"{wires!r}.")
+        out = self.copy()
+        shift = 0 if shared else self._n_params
+        for op in other._ops:
+            angles = tuple(Param(a.index + shift, a.scale) if isinstance(a, Param) else a
+                           for a in op.angles)
+            out._ops.append(Operation(op.name, tuple(wmap[w] for w in op.wires),
+                                      tuple(wmap[w] for w in op.controls), angles, op.paulis,
+                                      op.matrix, op.kraus))
+        out._n_params = max(self._n_params, shift + other._n_params)
+        return out
+
+    def __add__(self, other):
+        if not isinstance(other, Circuit):
+            return NotImplemented
+        return self.compose(other)
+
+    def adjoint(self) -> Circuit:
+        """The inverse circuit U(θ)†: the gates in reverse order, each inverted, on the same slots
+        of θ (rotations negate their angles; S, T, SX become S†, T†, SX†; a QubitUnitary its
+        conjugate transpose; U3(θ, φ, λ)† = U3(-θ, -λ, -φ), Rot(φ, θ, ω)† = Rot(-ω, -θ, -φ)).
+
+        Raises:
+            ValueError: the circuit has noise channels (not invertible).
+
+        Example:
+            >>> from quantum import state
+            >>> c = Circuit(2).h(0).cnot(0, 1).rz(1)
+            >>> abs(state(c.compose(c.adjoint(), shared=True), [0.4])[0])
+            1.0
+        """
+        out = Circuit(self.n_qubits)
+        out._n_params = self._n_params
+        for k in range(len(self._ops) - 1, -1, -1):
+            op = self._ops[k]
+            if op.name not in GATES:
+                raise ValueError(f"Circuit.adjoint: gate {k} ({op.name}) is a noise channel, "
+                                 f"which has no inverse.")
+            name, angles, matrix = op.name, tuple(-a for a in op.angles), op.matrix
+            name = _INVERSE_NAMES.get(name, name)
+            if op.name == "U3":
+                angles = (angles[0], angles[2], angles[1])
+            elif op.name == "Rot":
+                angles = angles[::-1]
+            elif op.name == "QubitUnitary":
+                matrix = op.matrix.conj().T.copy()
+                matrix.setflags(write=False)
+            elif op.name == "iSWAP":
+                name, matrix = "QubitUnitary", ISWAP_DAGGER
+            out._ops.append(Operation(name, op.wires, op.controls, angles, op.paulis, matrix))
+        return out
+
     def __len__(self) -> int:
         return len(self._ops)
 
@@ -564,6 +657,12 @@ def _check_unitary(what: str, matrix, n_wires: int) -> np.ndarray:
                          f"(tolerance {UNITARY_ATOL:g}).")
     u.setflags(write=False)
     return u
+
+
+#: Fixed gates whose inverse is another named gate (the rest are self-inverse or rotations).
+_INVERSE_NAMES = {"S": "Sdg", "Sdg": "S", "T": "Tdg", "Tdg": "T", "SX": "SXdg", "SXdg": "SX"}
+ISWAP_DAGGER = ISWAP.conj().T.copy()
+ISWAP_DAGGER.setflags(write=False)
 
 
 # ---------------------------------------------------------------------------- compiled programs
@@ -901,10 +1000,89 @@ class Hamiltonian:
                 out.append((c1 * c2, w1 + w2, q1 + q2))
         return Hamiltonian(tuple(out))
 
+    def matrix(self, n_qubits: int | None = None, *, sparse: bool = False):
+        """The 2**n × 2**n matrix of the observable (for checks and exact small-system work; the
+        simulator itself never builds it): a ``scipy.sparse`` CSR matrix with ``sparse=True``
+        (one entry per term and column, eq. P1), else a dense complex array.
+
+        Args:
+            n_qubits: the register (default 1 + the largest wire, at least 1).
+            sparse: return a CSR matrix (up to MAX_SPARSE_QUBITS) instead of a dense array (up
+                to MAX_DENSE_QUBITS).
+
+        Raises:
+            ValueError: n_qubits below the observable's wires or above the limit.
+
+        Example:
+            >>> (Z(0) @ Z(1)).matrix().real.diagonal()
+            array([ 1., -1., -1.,  1.])
+        """
+        n = max(self.n_wires, 1) if n_qubits is None else n_qubits
+        limit = MAX_SPARSE_QUBITS if sparse else MAX_DENSE_QUBITS
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or not (
+                max(self.n_wires, 1) <= n <= limit):
+            raise ValueError(f"Hamiltonian.matrix: n_qubits must be an int in "
+                             f"[{max(self.n_wires, 1)}, {limit}] ({'sparse' if sparse else 'dense'}"
+                             f"); got {n_qubits!r}.")
+        from scipy import sparse as sp
+
+        dim = 1 << int(n)
+        j = np.arange(dim, dtype=np.int64)
+        xm, zm, ph = _compile_terms(self, int(n))
+        if xm.size == 0:
+            m = sp.csr_matrix((dim, dim), dtype=np.complex128)
+        else:
+            rows = np.concatenate([j ^ x for x in xm])
+            vals = np.concatenate([c * (1.0 - 2.0 * (np.bitwise_count(j & z) & 1))
+                                   for z, c in zip(zm, ph)])
+            m = sp.csr_matrix((vals, (rows, np.tile(j, xm.size))), shape=(dim, dim))
+        return m if sparse else m.toarray()
+
     def __str__(self):
         parts = [f"{c:+g}·" + ("".join(f"{p}{w}" for p, w in zip(word, q)) or "I")
                  for c, word, q in self.terms]
         return " ".join(parts) or "0"
+
+
+#: Size limits of :meth:`Hamiltonian.matrix` (a dense 2**14 matrix is 4 GiB).
+MAX_DENSE_QUBITS = 13
+MAX_SPARSE_QUBITS = 26
+
+
+def ground_state(H: Hamiltonian, n_qubits: int | None = None) -> tuple[float, np.ndarray]:
+    """The exact ground energy and a ground state of an observable on a small register.
+
+    Dense ``numpy.linalg.eigh`` up to 10 qubits, the sparse Lanczos solver
+    ``scipy.sparse.linalg.eigsh`` (smallest algebraic eigenvalue) above, up to
+    ``MAX_SPARSE_QUBITS``. For VQE targets and checks.
+
+    Args:
+        H: the observable. n_qubits: the register (default 1 + the largest wire).
+
+    Returns:
+        ``(energy, psi)``: the smallest eigenvalue and a unit eigenvector (wire 0 the most
+        significant bit, as :func:`quantum.state`); for a degenerate ground space, one vector of
+        it.
+
+    Raises:
+        TypeError: H is not a Hamiltonian. ValueError: n_qubits out of range.
+
+    Example:
+        >>> round(ground_state(heisenberg(4))[0], 10)   # the paper's VQE target
+        -8.0
+    """
+    if not isinstance(H, Hamiltonian):
+        raise TypeError(f"ground_state: H must be a quantum.Hamiltonian; got "
+                        f"{type(H).__name__}.")
+    n = max(H.n_wires, 1) if n_qubits is None else n_qubits
+    if n is not None and isinstance(n, int | np.integer) and n <= 10:
+        w, v = np.linalg.eigh(H.matrix(n))
+        return float(w[0]), v[:, 0]
+    from scipy.sparse.linalg import eigsh
+
+    m = H.matrix(n, sparse=True)
+    w, v = eigsh(m, k=1, which="SA", tol=1e-12)
+    return float(w[0]), v[:, 0] / np.linalg.norm(v[:, 0])
 
 
 def X(wire: int) -> Hamiltonian:
