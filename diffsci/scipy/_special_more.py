@@ -1,4 +1,4 @@
-"""More of ``diffsci.scipy.special``: incomplete gamma/beta, Bessel, zeta, entropies.
+"""More of ``diffsci.scipy.special``: Bessel functions, zeta, gamma relatives, entropies.
 
 Imported (and re-exported) by :mod:`diffsci.scipy.special`, whose helpers build the
 primitives: one line per function in the tables below, its derivative written with
@@ -6,12 +6,8 @@ NumPy calls and this package's primitives so that it differentiates again.
 
 Arguments that are not differentiated are declared in one place, :data:`STATIC`:
 a traced value there raises ``TypeError`` naming the function and the argument.
-Derivatives in the shape parameters of ``gammainc``, ``gammaincc`` and
-``betainc`` (which SciPy does not provide) come from
-:mod:`diffsci.scipy._special_incomplete`, accurate to about 1e-12 relative; their
-second derivatives in the shape parameters are the complex-step derivative
-(Squire & Trapp, SIAM Rev. 40 (1998) 110) of those routines, accurate to about
-1e-10, and third derivatives in the shape parameters raise ``NotImplementedError``.
+The incomplete gamma and beta functions and their inverses are in
+:mod:`diffsci.scipy._special_gammainc`.
 """
 
 from __future__ import annotations
@@ -23,11 +19,10 @@ import scipy.special as sc
 
 from .._core import defjvp, defvjp, getval, is_tracer, nondifferentiable, primitive
 from ..numpy._util import unbroadcast
-from . import _special_incomplete as _inc
-from .special import _bc, _binary, _elementwise, _ratio, _safe, digamma, gammaln, polygamma
+from .special import _bc, _binary, _elementwise, _ratio, _safe, digamma, gammaln
 
 __all__ = [
-    "betainc", "entr", "exp1", "expi", "expn", "factorial", "gammainc", "gammaincc",
+    "entr", "exp1", "expi", "expn", "factorial",
     "gammasgn", "hyp1f1", "hyp2f1", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1",
     "k1e", "kl_div", "kn", "kv", "kve", "log_expit", "multigammaln", "poch", "rel_entr",
     "rgamma", "spence", "y0", "y1", "yn", "yv", "zeta",
@@ -407,274 +402,6 @@ def factorial(n, exact=False):
     return np.where(neg, 0.0, gamma(np.where(neg, 0.0, n) + 1))
 
 
-# ---------------------------------------------------------------- incomplete gamma and beta
-def _no_third(fname, arg):
-    def rule(*_):
-        raise NotImplementedError(
-            f"diffsci.scipy.special.{fname}: derivatives of third order in {arg} are not "
-            f"implemented (second order is the complex-step derivative of the first)"
-        )
-    return rule
-
-
-def _gammainc_da_plain(a, x):
-    return _inc.gammainc_da(a, x)
-
-
-def _gammainc_daa_plain(a, x):
-    # Complex step: d/da f(a) = Im f(a + ih)/h with no cancellation (f analytic in a).
-    h = 1e-20
-    return np.imag(_inc.gammainc_da(np.asarray(a, float) + 1j * h, x)) / h
-
-
-def _gamma_pdf(a, x):
-    """x^(a-1) exp(-x) / Gamma(a): d/dx gammainc(a, x)."""
-    return np.exp(_xlogy(a - 1, x) - x - gammaln(a))
-
-
-def _xlogy(x, y):
-    from .special import xlogy
-    return xlogy(x, y)
-
-
-def _xlog1py(x, y):
-    from .special import xlog1py
-    return xlog1py(x, y)
-
-
-_gammainc_da = primitive(_gammainc_da_plain, name="gammainc_da")
-_gammainc_daa = primitive(_gammainc_daa_plain, name="gammainc_daa")
-for _p, _da, _dx in (
-        (_gammainc_da, lambda ans, a, x: _gammainc_daa(a, x),
-         lambda ans, a, x: _gamma_pdf(a, x) * (np.log(x) - digamma(a))),
-        (_gammainc_daa, None,
-         lambda ans, a, x: _gamma_pdf(a, x) * ((np.log(x) - digamma(a)) ** 2
-                                               - polygamma(1, a)))):
-    dar = _da or _no_third("gammainc", "a")
-    defvjp(_p, lambda g, ans, a, x, d=dar: unbroadcast(g * d(ans, a, x), a),
-           lambda g, ans, a, x, d=_dx: unbroadcast(g * d(ans, a, x), x))
-    defjvp(_p, lambda t, ans, a, x, d=dar: _bc(t * d(ans, a, x), ans),
-           lambda t, ans, a, x, d=_dx: _bc(t * d(ans, a, x), ans))
-del _p, _da, _dx
-
-
-def _incomplete_doc(name, sign, value):
-    return f"""``scipy.special.{name}(a, x)``, differentiable in ``x`` and in ``a``.
-
-    ``d/dx = {sign}x^(a-1) exp(-x) / gamma(a)`` (every order).  SciPy has no derivative
-    in ``a``: it is the differentiated series (``x < a + 1``) or continued fraction
-    (``x >= a + 1``) of :mod:`diffsci.scipy._special_incomplete` (eqs. G1, G2), about
-    1e-12 relative; the second derivative in ``a`` is its complex-step derivative
-    (about 1e-10); mixed derivatives are closed forms.  Values are SciPy's.
-
-    Args:
-        a: positive real array-like.
-        x: non-negative real array-like broadcasting with ``a``.
-
-    Returns:
-        ``scipy.special.{name}(a, x)``, the broadcast shape.
-
-    Raises:
-        NotImplementedError: a third derivative in ``a``.
-
-    Example:
-        >>> import diffsci as ds
-        >>> round(float(ds.grad({name})(1.0, 1.0)), 12)  # d/da at a = x = 1
-        {value}
-
-    References:
-        DLMF 8.2.4, 8.7.1, 8.9.2; A. J. Moore, Appl. Stat. 31 (1982) 330 (AS 187).
-    """
-
-
-_gammainc_p = primitive(sc.gammainc, name="gammainc")
-defvjp(_gammainc_p, lambda g, ans, a, x: unbroadcast(g * _gammainc_da(a, x), a),
-       lambda g, ans, a, x: unbroadcast(g * _gamma_pdf(a, x), x))
-defjvp(_gammainc_p, lambda t, ans, a, x: _bc(t * _gammainc_da(a, x), ans),
-       lambda t, ans, a, x: _bc(t * _gamma_pdf(a, x), ans))
-_gammaincc_p = primitive(sc.gammaincc, name="gammaincc")
-defvjp(_gammaincc_p, lambda g, ans, a, x: unbroadcast(-g * _gammainc_da(a, x), a),
-       lambda g, ans, a, x: unbroadcast(-g * _gamma_pdf(a, x), x))
-defjvp(_gammaincc_p, lambda t, ans, a, x: _bc(-t * _gammainc_da(a, x), ans),
-       lambda t, ans, a, x: _bc(-t * _gamma_pdf(a, x), ans))
-gammainc, gammaincc = _gammainc_p, _gammaincc_p
-gammainc.__doc__ = _incomplete_doc("gammainc", "", -0.431729710635)
-gammaincc.__doc__ = _incomplete_doc("gammaincc", "-", 0.431729710635)
-gammainc.__module__ = gammaincc.__module__ = "diffsci.scipy.special"
-
-
-def _betainc_da_plain(a, b, x):
-    return _inc.betainc_dab_cached(a, b, x)[0]
-
-
-def _betainc_db_plain(a, b, x):
-    return _inc.betainc_dab_cached(a, b, x)[1]
-
-
-def _cstep(k, j):
-    """d/d(param j) of d/d(param k) of betainc by a complex step in parameter j."""
-    def plain(a, b, x):
-        h = 1e-20
-        args = [np.asarray(a, float), np.asarray(b, float)]
-        args[j] = args[j] + 1j * h
-        return np.imag(_inc.betainc_dab(args[0], args[1], x)[k]) / h
-    return plain
-
-
-def _beta_pdf(a, b, x):
-    """x^(a-1) (1-x)^(b-1) / B(a, b): d/dx betainc(a, b, x)."""
-    from .special import betaln
-    return np.exp(_xlogy(a - 1, x) + _xlog1py(b - 1, -x) - betaln(a, b))
-
-
-def _beta_score(a, b, x):
-    """(d/da, d/db) of log _beta_pdf."""
-    psab = digamma(a + b)
-    return np.log(x) - digamma(a) + psab, np.log1p(-x) - digamma(b) + psab
-
-
-_betainc_1 = [primitive(_betainc_da_plain, name="betainc_da"),
-              primitive(_betainc_db_plain, name="betainc_db")]
-_betainc_2 = {(k, j): primitive(_cstep(k, j), name=f"betainc_d{'ab'[k]}{'ab'[j]}")
-              for k in (0, 1) for j in (0, 1)}
-
-
-def _define_beta_rules(p, dparams, dx):
-    """VJP/JVP rules of a primitive p(a, b, x): dparams[j](ans, a, b, x) per shape param."""
-    rules_v, rules_j = [], []
-    for arg, d in enumerate(list(dparams) + [dx]):
-        rules_v.append(lambda g, ans, a, b, x, d=d, arg=arg:
-                       unbroadcast(g * d(ans, a, b, x), (a, b, x)[arg]))
-        rules_j.append(lambda t, ans, a, b, x, d=d: _bc(t * d(ans, a, b, x), ans))
-    defvjp(p, *rules_v)
-    defjvp(p, *rules_j)
-
-
-for _k in (0, 1):
-    _define_beta_rules(
-        _betainc_1[_k],
-        [lambda ans, a, b, x, k=_k, j=j: _betainc_2[(k, j)](a, b, x) for j in (0, 1)],
-        lambda ans, a, b, x, k=_k: _beta_pdf(a, b, x) * _beta_score(a, b, x)[k])
-    for _j in (0, 1):
-        _define_beta_rules(
-            _betainc_2[(_k, _j)],
-            [_no_third("betainc", "a and b")] * 2,
-            lambda ans, a, b, x, k=_k, j=_j: _beta_pdf(a, b, x) * _beta_d2score(a, b, x, k, j))
-del _k, _j
-
-
-def _beta_d2score(a, b, x, k, j):
-    """d/d(param j) d/d(param k) of the beta pdf, divided by the pdf."""
-    s = _beta_score(a, b, x)
-    t1 = polygamma(1, a + b)
-    hess = {(0, 0): t1 - polygamma(1, a), (1, 1): t1 - polygamma(1, b), (0, 1): t1, (1, 0): t1}
-    return s[k] * s[j] + hess[(k, j)]
-
-
-def _betainc_plain(a, b, x):
-    return sc.betainc(a, b, x)
-
-
-betainc = primitive(_betainc_plain, name="betainc")
-_define_beta_rules(betainc, [lambda ans, a, b, x, k=k: _betainc_1[k](a, b, x) for k in (0, 1)],
-                   lambda ans, a, b, x: _beta_pdf(a, b, x))
-betainc.__module__ = "diffsci.scipy.special"
-betainc.__doc__ = """``scipy.special.betainc(a, b, x)``, differentiable in a, b and x.
-
-    ``d/dx = x^(a-1) (1-x)^(b-1) / B(a, b)`` (every order).  SciPy has no derivative in
-    ``a`` or ``b``: they come from the differentiated continued fraction of
-    :mod:`diffsci.scipy._special_incomplete` (eqs. B1, B2), about 1e-12 relative; the
-    second derivatives in ``a``, ``b`` are complex-step derivatives of those (about
-    1e-10); mixed derivatives with ``x`` are closed forms.  Values are SciPy's.
-
-    Args:
-        a, b: positive real array-likes.
-        x: real array-like in [0, 1]; the three broadcast together.
-
-    Returns:
-        ``scipy.special.betainc(a, b, x)``, the broadcast shape.
-
-    Raises:
-        NotImplementedError: a third derivative in ``a`` or ``b``.
-
-    Example:
-        >>> import diffsci as ds
-        >>> float(ds.grad(betainc, argnums=2)(1.0, 1.0, 0.3))  # uniform density
-        1.0
-
-    References:
-        DLMF 8.17.2, 8.17.22; R. J. Boik, J. F. Robison-Cox, J. Stat. Comput. Simul.
-        61 (1998) 1.
-    """
-
-
-# ---------------------------------------------------------------- inverses (implicit rules)
-def _inverse(name, plain, nargs, slope, dparams, doc):
-    """A primitive ``x = plain(*params, y)`` solving ``F(*params, x) = y``.
-
-    ``slope(params, x)`` is ``dF/dx`` and ``dparams[j](params, x)`` is ``dF/dparam_j``,
-    both differentiable composites; the implicit function theorem gives
-    ``dx/dy = 1/slope`` and ``dx/dparam_j = -dparams[j]/slope``.
-    """
-    p = primitive(plain, name=name)
-
-    def dy(ans, *args):
-        return 1 / slope(args[:-1], ans)
-
-    def dpar(j):
-        return lambda ans, *args: -dparams[j](args[:-1], ans) / slope(args[:-1], ans)
-
-    derivs = [dpar(j) for j in range(nargs - 1)] + [dy]
-    defvjp(p, *[(lambda g, ans, *args, d=d, i=i: unbroadcast(g * d(ans, *args), args[i]))
-                for i, d in enumerate(derivs)])
-    defjvp(p, *[(lambda t, ans, *args, d=d: _bc(t * d(ans, *args), ans)) for d in derivs])
-    p.__doc__ = doc
-    p.__module__ = "diffsci.scipy.special"
-    return p
-
-
-_INV_DOC = """``scipy.special.{name}``: the inverse in ``{y}`` of ``{of}``, differentiable in
-    every argument.
-
-    Values are SciPy's; derivatives follow from the implicit function theorem on
-    ``{of} = {y}`` (``dx/d{y} = 1/F_x``, ``dx/ds = -F_s/F_x``), with ``F_s`` the
-    shape-parameter derivatives of ``{of_name}`` (so second order works too).
-
-    Args:
-        {args}
-
-    Returns:
-        ``x`` with ``{of} = {y}``, the broadcast shape.
-
-    Example:
-        >>> import diffsci as ds
-        >>> round(float(ds.grad({name}, argnums={last})({example})), 12)
-        {value}
-
-    References:
-        DLMF 8.2.4, 8.17.2; the implicit function theorem.
-    """
-
-gammaincinv = _inverse(
-    "gammaincinv", sc.gammaincinv, 2, lambda s, x: _gamma_pdf(s[0], x),
-    [lambda s, x: _gammainc_da(s[0], x)],
-    _INV_DOC.format(name="gammaincinv", y="y", of="gammainc(a, x)", of_name="gammainc",
-                    args="a: positive real array-like.\n        y: probabilities in [0, 1].",
-                    last=1, example="1.0, 0.5", value=2.0))
-gammainccinv = _inverse(
-    "gammainccinv", sc.gammainccinv, 2, lambda s, x: -_gamma_pdf(s[0], x),
-    [lambda s, x: -_gammainc_da(s[0], x)],
-    _INV_DOC.format(name="gammainccinv", y="y", of="gammaincc(a, x)", of_name="gammaincc",
-                    args="a: positive real array-like.\n        y: probabilities in [0, 1].",
-                    last=1, example="1.0, 0.5", value=-2.0))
-betaincinv = _inverse(
-    "betaincinv", sc.betaincinv, 3, lambda s, x: _beta_pdf(s[0], s[1], x),
-    [lambda s, x: _betainc_1[0](s[0], s[1], x), lambda s, x: _betainc_1[1](s[0], s[1], x)],
-    _INV_DOC.format(name="betaincinv", y="y", of="betainc(a, b, x)", of_name="betainc",
-                    args="a, b: positive real array-likes.\n        y: probabilities in "
-                         "[0, 1].", last=2, example="1.0, 1.0, 0.3", value=1.0))
-
-
 def _binom_plain(n, k):
     return sc.binom(n, k)
 
@@ -701,4 +428,4 @@ binom = _binary(_binom_plain, _binom_dn, _binom_dk, False,
                 "binom (digamma(n + 1) - digamma(n - k + 1)) and binom (digamma(n - k + 1) - "
                 "digamma(k + 1)), through rgamma' where n - k + 1 is a pole of gamma",
                 "(4.0, 2.0)", "[3.499999999999999, 0.0]", "DLMF 26.3.1, 5.2.2", args="n, k")
-__all__ += ["betaincinv", "binom", "gammainccinv", "gammaincinv"]
+__all__ += ["binom"]

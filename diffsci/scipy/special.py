@@ -480,17 +480,20 @@ del _f
 
 
 # ---------------------------------------------------------------- the rest of the table
-# Incomplete gamma/beta, Bessel functions, zeta, entropies ...: diffsci/scipy/_special_more.py
-# (it builds its primitives with the helpers above, so it is imported last).
-from . import _special_more  # noqa: E402, I001
+# Bessel functions, zeta, entropies ...: diffsci/scipy/_special_more.py; incomplete gamma and
+# beta: _special_gammainc.py (they build their primitives with the helpers above, so they are
+# imported last).
+from . import _special_gammainc, _special_more  # noqa: E402, I001
+from ._special_gammainc import (  # noqa: E402, F401
+    betainc, betaincinv, gammainc, gammainccinv, gammaincc, gammaincinv,
+)
 from ._special_more import (  # noqa: E402, F401
-    STATIC, betainc, betaincinv, binom, entr, exp1, expi, expn, factorial, gammainc,
-    gammainccinv, gammaincc, gammaincinv, gammasgn, hyp1f1, hyp2f1,
+    STATIC, binom, entr, exp1, expi, expn, factorial, gammasgn, hyp1f1, hyp2f1,
     iv, ive, j0, j1, jn, jv, k0, k0e, k1, k1e, kl_div, kn, kv, kve, log_expit, multigammaln,
     poch, rel_entr, rgamma, spence, y0, y1, yn, yv, zeta,
 )
 
-__all__ = sorted(__all__ + _special_more.__all__)
+__all__ = sorted(__all__ + _special_more.__all__ + _special_gammainc.__all__)
 for _f in (j0, j1, y0, y1, k0, k0e, k1, k1e, exp1, expi, spence, log_expit, entr, rgamma,
            rel_entr, kl_div, poch, gammainc, gammaincc, betainc, gammasgn, gammaincinv,
            gammainccinv, betaincinv, binom):

@@ -328,9 +328,10 @@ def test_binom_derivative_at_the_zeros_of_the_polynomial():
 
 
 def _doc_targets():
-    from diffsci.scipy import _special_more
+    from diffsci.scipy import _special_gammainc, _special_more
     from diffsci.scipy import stats as D
-    out = [(f"special.{n}", getattr(S, n).__doc__) for n in _special_more.__all__]
+    out = [(f"special.{n}", getattr(S, n).__doc__)
+           for n in _special_more.__all__ + _special_gammainc.__all__]
     out += [(f"stats.{n}", (getattr(D, n) if callable(getattr(D, n)) and not hasattr(
         getattr(D, n), "name") else type(getattr(D, n))).__doc__)
         for n in D.__all__ if n != "norm"]
