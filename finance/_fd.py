@@ -6,10 +6,12 @@ Dirichlet boundaries (discounted intrinsic values, or exercise values for Americ
 Rannacher start-up steps (four implicit-Euler half steps, damping the payoff kink) then
 Crank–Nicolson; early exercise by projection ``V ← max(V, h)`` after each step.
 
-The scheme is written in differentiable NumPy (the step matrices are inverted once by
-``np.linalg.inv`` on traced coefficients), so diffsci differentiates the solver; the price at the
-spot is the quadratic interpolation in ``ln S`` through the three central nodes, so AD delta and
-gamma are the grid's central differences (as for the tree, finance/DERIVATIONS.md §TR, §FD).
+The scheme is written in differentiable NumPy; each implicit step is one tridiagonal solve
+(LAPACK gtsv, O(n_space) per step: a diffsci primitive whose reverse and forward rules are
+derived in finance/DERIVATIONS.md §FD, (FD2)–(FD3), and differentiate again), so diffsci
+differentiates the solver; the price at the spot is the quadratic interpolation in ``ln S``
+through the three central nodes, so AD delta and gamma are the grid's central differences (as for
+the tree, finance/DERIVATIONS.md §TR, §FD).
 
 References:
     Wilmott, Howison, Dewynne, *The Mathematics of Financial Derivatives* (1995), ch. 8–9
@@ -20,6 +22,9 @@ References:
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.lapack import dgtsv as _gtsv
+
+from diffsci.extend import defjvp, defvjp, getval, primitive
 
 from ._validate import check_bool, check_real, plain
 
@@ -76,6 +81,81 @@ def fd_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False
     return v_0 + x * (v_p - v_m) / (2.0 * h) + 0.5 * x * x * (v_p - 2.0 * v_0 + v_m) / (h * h)
 
 
+# ---------------------------------------------------------------- the tridiagonal solve
+def _tridiag_plain(bands, rhs):
+    """Solve ``A x = rhs`` for tridiagonal A per batch element (LAPACK gtsv, O(m) each).
+
+    ``bands[..., 0, :]`` is the sub-diagonal (``A[i, i−1]`` at index i; index 0 unused),
+    ``bands[..., 1, :]`` the diagonal, ``bands[..., 2, :]`` the super-diagonal (``A[i, i+1]``
+    at index i; the last unused); ``rhs`` is ``(..., m)``.
+    """
+    bands = np.asarray(bands, dtype=np.float64)
+    rhs = np.asarray(rhs, dtype=np.float64)
+    shape = np.broadcast_shapes(bands.shape[:-2], rhs.shape[:-1])
+    m = rhs.shape[-1]
+    bb = np.broadcast_to(bands, (*shape, 3, m)).reshape(-1, 3, m)
+    rr = np.broadcast_to(rhs, (*shape, m)).reshape(-1, m)
+    out = np.empty_like(rr)
+    for j in range(rr.shape[0]):
+        *_, x, info = _gtsv(bb[j, 0, 1:], bb[j, 1], bb[j, 2, :-1], rr[j][:, None])
+        if info != 0:
+            raise np.linalg.LinAlgError(f"fd_price: singular step matrix (gtsv info {info})")
+        out[j] = x[:, 0]
+    return out.reshape(*shape, m)
+
+
+_tridiag = primitive(_tridiag_plain, name="tridiag_solve")
+
+
+def _transpose_bands(bands):
+    """The bands of Aᵀ: sub[i] = A[i−1, i] = super[i−1], super[i] = A[i+1, i] = sub[i+1]."""
+    lo, di, up = bands[..., 0, :], bands[..., 1, :], bands[..., 2, :]
+    zero = 0.0 * di[..., :1]
+    return np.stack([np.concatenate([zero, up[..., :-1]], axis=-1), di,
+                     np.concatenate([lo[..., 1:], zero], axis=-1)], axis=-2)
+
+
+def _band_outer(a, x):
+    """The band part of ``a xᵀ`` in band storage: ``[a_i x_{i−1}, a_i x_i, a_i x_{i+1}]``."""
+    zero = 0.0 * x[..., :1]
+    left = np.concatenate([zero, x[..., :-1]], axis=-1)
+    right = np.concatenate([x[..., 1:], zero], axis=-1)
+    return np.stack([a * left, a * x, a * right], axis=-2)
+
+
+def _band_matvec(bands, x):
+    """``A x`` for tridiagonal A in band storage (differentiable)."""
+    prod = _band_outer(np.ones_like(getval(x)), x)
+    return np.sum(bands * prod, axis=-2)
+
+
+def _tridiag_vjp_bands(g, ans, bands, rhs):
+    # x = A⁻¹r: r̄ = A⁻ᵀḡ and Ā = −r̄ xᵀ on the band (finance/DERIVATIONS.md §FD, (FD2))
+    rbar = _tridiag(_transpose_bands(bands), g)
+    out = -_band_outer(rbar, ans)
+    return _unbroadcast_to(out, np.shape(bands))
+
+
+def _tridiag_vjp_rhs(g, ans, bands, rhs):
+    return _unbroadcast_to(_tridiag(_transpose_bands(bands), g), np.shape(rhs))
+
+
+def _unbroadcast_to(x, shape):
+    while np.ndim(x) > len(shape):
+        x = np.sum(x, axis=0)
+    for ax, n in enumerate(shape):
+        if n == 1 and np.shape(x)[ax] != 1:
+            x = np.sum(x, axis=ax, keepdims=True)
+    return x
+
+
+defvjp(_tridiag, _tridiag_vjp_bands, _tridiag_vjp_rhs)
+# ẋ = A⁻¹(ṙ − Ȧx)  (FD3); the rules call the primitive, so they differentiate again
+defjvp(_tridiag, lambda t, ans, bands, rhs: -_tridiag(bands, _band_matvec(t, ans)),
+       lambda t, ans, bands, rhs: _tridiag(bands, t))
+
+
+# ---------------------------------------------------------------- the scheme
 def _solve(anchor, h, strike, expiry, rate, dividend, vol, w, american, m, n):
     """Grid values at τ = T (last axis: nodes) on valid input; ``anchor``, ``h`` plain."""
     ex = lambda a: np.expand_dims(a, -1)  # noqa: E731
@@ -83,37 +163,33 @@ def _solve(anchor, h, strike, expiry, rate, dividend, vol, w, american, m, n):
     s = ex(anchor) * np.exp(ex(h) * offsets)                    # plain node spots
     k, r, q, sig, ww = ex(strike), ex(rate), ex(dividend), ex(vol), ex(w)
     payoff = np.maximum(ww * (s - k), 0.0)
-    # interior rows of the operator L = a D2 + b D1 − r I (boundary rows zero)
-    interior = np.zeros((m, m))
-    interior[np.arange(1, m - 1), np.arange(1, m - 1)] = 1.0
-    d2 = np.zeros((m, m))
-    d1 = np.zeros((m, m))
-    i = np.arange(1, m - 1)
-    d2[i, i - 1], d2[i, i], d2[i, i + 1] = 1.0, -2.0, 1.0
-    d1[i, i - 1], d1[i, i + 1] = -0.5, 0.5
-    hh = ex(ex(h))
-    a2 = ex(0.5 * sig * sig) / hh**2
-    a1 = ex(r - q - 0.5 * sig * sig) / hh
-    op = a2 * d2 + a1 * d1 - ex(r) * interior
-    eye = np.eye(m)
+    inner = np.ones(m)
+    inner[0] = inner[-1] = 0.0                                  # interior rows of L
+    hh = ex(h)
+    a2 = 0.5 * sig * sig / hh**2
+    a1 = (r - q - 0.5 * sig * sig) / hh
+    # L = a2 D2 + a1 D1 − r I on the interior rows, in band storage (sub, diag, super)
+    op = np.stack([(a2 - 0.5 * a1) * inner, (-2.0 * a2 - r) * inner, (a2 + 0.5 * a1) * inner],
+                  axis=-2)
+    ident = np.stack([np.zeros(m), np.ones(m), np.zeros(m)])
     dt = ex(ex(expiry)) / n
 
     def stepper(theta, tau_step):
-        lhs_inv = np.linalg.inv(eye - theta * tau_step * op)
-        rhs = interior + (1.0 - theta) * tau_step * op         # boundary rows: 0 (Dirichlet)
-        return lhs_inv @ rhs, lhs_inv
+        lhs = ident - theta * tau_step * op                   # boundary rows: identity
+        rhs = ident * inner + (1.0 - theta) * tau_step * op   # boundary rows: 0 (Dirichlet)
+        return lhs, rhs
+
+    edge = 1.0 - inner
 
     def boundary(tau):
         itm = ww * (s * np.exp(-q * tau) - k * np.exp(-r * tau))
         if american:
             itm = np.maximum(itm, ww * (s - k))
-        edge = np.zeros(m)
-        edge[0] = edge[-1] = 1.0
         return np.maximum(itm, 0.0) * edge
 
     def advance(v, tau, step):
-        mat, lhs_inv = step
-        v = (mat @ v[..., None])[..., 0] + (lhs_inv @ boundary(tau)[..., None])[..., 0]
+        lhs, rhs = step
+        v = _tridiag(lhs, _band_matvec(rhs, v) + boundary(tau))
         return np.maximum(v, payoff) if american else v
 
     euler = stepper(1.0, 0.5 * dt)
