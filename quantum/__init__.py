@@ -14,6 +14,7 @@ array([-0.38941834])
 """
 
 from ._gates import GATES
+from ._io import from_json, to_json
 from ._measure import METHODS, counts, density_matrix, expval, probs, sample, state, var
 from ._model import (
     MAX_QUBITS,
@@ -52,6 +53,7 @@ __all__ = [
     "counts",
     "density_matrix",
     "expval",
+    "from_json",
     "from_qasm",
     "ground_state",
     "hardware_efficient",
@@ -64,6 +66,7 @@ __all__ = [
     "state",
     "strongly_entangling",
     "tfim",
+    "to_json",
     "to_qasm",
     "var",
 ]
