@@ -1,7 +1,8 @@
 """``diffsci.scipy.stats``: scipy.stats' distributions, differentiable in x and every parameter.
 
 The continuous distributions (``t``, ``chi2``, ``gamma``, ``beta`` ... in
-:mod:`diffsci.scipy._stats_continuous`), the discrete ones (``poisson``, ``binom`` ...
+:mod:`diffsci.scipy._stats_continuous`; ``expon``, ``laplace`` ... in
+:mod:`diffsci.scipy._stats_locscale`), the discrete ones (``poisson``, ``binom`` ...
 in :mod:`diffsci.scipy._stats_discrete`) and the multivariate ones
 (``multivariate_normal``, ``dirichlet``, ``multinomial`` in
 :mod:`diffsci.scipy._stats_multivariate`) are re-exported here; ``norm`` is below.
@@ -32,22 +33,15 @@ from . import special
 from ._stats_continuous import (  # noqa: E402, F401
     CONTINUOUS,
     beta,
-    cauchy,
     chi2,
-    expon,
     f,
     gamma,
     gennorm,
-    gumbel_l,
-    gumbel_r,
     invgamma,
-    laplace,
-    logistic,
     lognorm,
     pareto,
     t,
     truncnorm,
-    uniform,
     vonmises,
     weibull_min,
     wrapcauchy,
@@ -61,6 +55,16 @@ from ._stats_discrete import (  # noqa: E402, F401
     nbinom,
     poisson,
 )
+from ._stats_locscale import (  # noqa: E402, F401
+    LOCSCALE,
+    cauchy,
+    expon,
+    gumbel_l,
+    gumbel_r,
+    laplace,
+    logistic,
+    uniform,
+)
 from ._stats_multivariate import (  # noqa: E402, F401
     MULTIVARIATE,
     dirichlet,
@@ -68,7 +72,7 @@ from ._stats_multivariate import (  # noqa: E402, F401
     multivariate_normal,
 )
 
-__all__ = sorted(["entropy", "norm"] + CONTINUOUS + DISCRETE + MULTIVARIATE)
+__all__ = sorted(["entropy", "norm"] + CONTINUOUS + LOCSCALE + DISCRETE + MULTIVARIATE)
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
