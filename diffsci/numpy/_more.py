@@ -1407,3 +1407,36 @@ def kaiser(M, beta):
 
 
 __all__ += ["kaiser"]
+
+
+@_numpy_on_plain(np.roots, arrays=(0,))
+def roots(p):
+    """Roots of a polynomial: the eigenvalues of its companion matrix (NumPy's algorithm),
+    differentiable in the coefficients where the roots are simple.  Leading and trailing
+    coefficients that are exactly 0 are structural, as NumPy strips them: the roots at 0
+    they give are constants."""
+    from . import linalg as L
+    p = _arr(p)
+    if len(_shape(p)) == 0:
+        p = W.reshape(p, (1,))
+    if len(_shape(p)) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    pv = getval(p)
+    nz = np.nonzero(np.ravel(pv))[0]
+    if len(nz) == 0:
+        return np.array([])
+    trailing = len(pv) - nz[-1] - 1
+    p = W.getitem(p, slice(int(nz[0]), int(nz[-1]) + 1))
+    p = _cast(p, np.result_type(getval(p), 1.0))
+    n = _shape(p)[0]
+    if n > 1:
+        first = W.true_divide(W.negative(W.getitem(p, slice(1, None))), W.getitem(p, 0))
+        below = np.diag(np.ones(n - 2, np.result_type(getval(p))), -1)[1:]
+        r = L.eigvals(W.concatenate([W.reshape(first, (1, n - 1)), below], axis=0))
+    else:
+        r = np.array([])
+    return W.concatenate([r, np.zeros(trailing, np.result_type(getval(r)))]) if trailing \
+        else r
+
+
+__all__ += ["roots"]

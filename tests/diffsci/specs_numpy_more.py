@@ -71,6 +71,8 @@ SPECS = [
     S("polyder", lambda p: dnp.polyder(p, 2), (normal(5),)),
     S("polyint", lambda p: dnp.polyint(p, 2, k=[1.0, 2.0]), (x3,)),
     S("poly", lambda z: dnp.poly(z), (normal(4),)),
+    S("roots", lambda p: dnp.roots(p), (const([1.0, -6.0, 11.0, -6.0]),)),  # 1, 2, 3
+    S("roots", lambda p: dnp.roots(p), (const([2.0, 1.0, 3.0, 0.5]),)),  # a complex pair
     # ---- statistics
     S("cov", lambda m: dnp.cov(m), (normal(3, 5),)),
     S("cov", lambda m, y: dnp.cov(m, y, rowvar=False, bias=True), (normal(5, 2), normal(5))),
@@ -193,6 +195,7 @@ SPECS = [
     S("piecewise", lambda x: dnp.piecewise(x, [np.array([True, False, True])],
                                             [lambda v: v * v, 0.5j]), (_c,)),
     S("poly", lambda z: dnp.poly(z), (_c,)),
+    S("roots", lambda p: dnp.roots(p), (_c,)),
     S("polyadd", lambda a, b: dnp.polyadd(a, b), (_c, cnormal(2))),
     S("polyder", lambda p: dnp.polyder(p), (_c,)),
     S("polydiv", lambda u, v: dnp.polydiv(u, v), (cnormal(4), lambda r: 1.5 + _c(r)[:2] * 0.2)),

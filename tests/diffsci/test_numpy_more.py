@@ -242,6 +242,16 @@ def test_cov_and_corrcoef_equal_numpy(kw):
                                np.corrcoef(m, rowvar=rv), rtol=1e-13)
 
 
+def test_roots_gradient_closed_form():
+    # p(r) = 0 at a simple root r: dr/dp_k = -r^(n-k) / p'(r)
+    p = np.array([1.0, -6.0, 11.0, -6.0])
+    r = np.sort(np.roots(p).real)
+    jac = ds.jacobian(lambda p: dnp.sort(dnp.real(dnp.roots(p))))(p)
+    powers = r[:, None] ** np.arange(3, -1, -1)[None, :]
+    np.testing.assert_allclose(jac, -powers / np.polyval(np.polyder(p), r)[:, None],
+                               rtol=1e-10)
+
+
 def test_cov_gradient_closed_form():
     # d/dX <W, cov(X)> = (W + Wᵀ)(X - mean) / (n - 1)
     x, w = R.standard_normal((3, 6)), R.standard_normal((3, 3))
@@ -299,6 +309,8 @@ VALUES = [
     ("apply_along_axis", lambda x: dnp.apply_along_axis(lambda v: v[::-1] * v[0], 1, x),
      (R.standard_normal((2, 3)),)),
     ("kaiser", lambda b: dnp.kaiser(7, b), (np.float64(3.0),)),
+    ("roots", lambda p: dnp.roots(p), (np.array([0.0, 1.0, -3.0, 2.0, 0.0, 0.0]),)),
+    ("roots complex", lambda p: dnp.roots(p), (np.array([1.0, 2.0, 5.0]),)),
     ("i0", lambda x: dnp.i0(x), (R.standard_normal(4) * 3,)),
     ("polydiv", lambda u, v: dnp.polydiv(u, v), (R.standard_normal(5), np.array([2.0, 0.5]))),
     ("mean of a list", lambda x, y: dnp.mean([x, y, 3.0]), (np.float64(1.0), np.float64(2.0))),
