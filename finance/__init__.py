@@ -78,7 +78,7 @@ from ._jump_mc import merton_mc_price
 from ._local_vol_mc import DupireLocalVol, ParametricLocalVol, local_vol_mc_price
 from ._lookback_mc import mc_lookback_price
 from ._lsm import lsm_price
-from ._mc import GreekEstimator, MCResult, Product, mc_greeks, mc_price
+from ._mc import GreekEstimator, MCGreek, MCResult, Product, mc_greeks, mc_price
 from ._model import ForwardCurve, Frequency, HestonParams
 from ._tree import TREE_GREEKS, tree_greeks, tree_price
 
@@ -104,6 +104,7 @@ __all__ = [
     "HestonParams",
     "HestonScheme",
     "MCResult",
+    "MCGreek",
     "Product",
     "bachelier_price",
     "barrier_price",

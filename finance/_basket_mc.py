@@ -19,7 +19,7 @@ import numpy as np
 import diffsci as ds
 
 from ._analytic.basket import _validate
-from ._mc import MCResult
+from ._mc import MCGreek, MCResult
 from ._validate import check_bool, plain
 
 __all__ = ["Basket", "basket_mc_greeks", "basket_mc_price"]
@@ -124,8 +124,9 @@ def basket_mc_greeks(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0,
     means equal ``ds.grad`` of ``basket_mc_price(...).price`` on the same seed.
 
     Returns:
-        A dict ``name -> (estimate, stderr)``: ``price`` (floats), ``delta`` and ``vega``
-        (arrays ``(d,)``), ``rho`` (floats).
+        A dict ``name -> MCGreek`` (an ``(estimate, stderr)`` tuple with ``ci``): ``price``
+        (floats), ``delta`` and ``vega`` (arrays ``(d,)``, vega per 1.00 of volatility), ``rho``
+        (floats, per 1.00 of rate).
     """
     kw = dict(locals())
     spots, vols, weights, corr, w, z, anti = _setup("basket_mc_greeks", kw)
@@ -142,6 +143,7 @@ def basket_mc_greeks(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0,
     jac = plain(ds.jacfwd(samples)(theta))                 # (n_samples, 2d + 1)
     n = len(s)
     est, se = jac.mean(axis=0), jac.std(axis=0, ddof=1) / np.sqrt(n)
-    return {"price": (float(s.mean()), float(s.std(ddof=1) / np.sqrt(n))),
-            "delta": (est[:d], se[:d]), "vega": (est[d:2 * d], se[d:2 * d]),
-            "rho": (float(est[-1]), float(se[-1]))}
+    return {"price": MCGreek(float(s.mean()), float(s.std(ddof=1) / np.sqrt(n)), n_samples=n),
+            "delta": MCGreek(est[:d], se[:d], n_samples=n),
+            "vega": MCGreek(est[d:2 * d], se[d:2 * d], n_samples=n),
+            "rho": MCGreek(float(est[-1]), float(se[-1]), n_samples=n)}

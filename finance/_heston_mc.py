@@ -32,7 +32,7 @@ from diffsci.devices import check_device
 from diffsci.scipy.special import ndtr
 
 from ._kernels import HESTON_MAX_STEPS
-from ._mc import MCResult
+from ._mc import MCResult, greek_results
 from ._model import HestonParams
 from ._ops import McConfig, heston_samples
 from ._validate import check_bool, check_real, plain
@@ -121,7 +121,8 @@ def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is
     ``heston_mc_price(..., scheme=FULL_TRUNCATION).price`` on the same seed.
 
     Returns:
-        A dict ``name -> (estimate, stderr)`` over :data:`HESTON_GREEKS`: ``price``, ``delta``,
+        A dict ``name -> MCGreek`` (``(estimate, stderr)`` with ``ci``; per unit of each input,
+        T in years, theta = −∂/∂T per year) over :data:`HESTON_GREEKS`: ``price``, ``delta``,
         ``dual_delta`` (∂/∂K), ``theta`` (−∂/∂T), ``rho`` (∂/∂r), ``dividend_rho`` (∂/∂q),
         ``d_kappa``, ``d_theta_v``, ``d_sigma``, ``d_rho_corr``, ``d_v0``.
 
@@ -147,7 +148,7 @@ def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is
     se = cols.std(axis=0, ddof=1) / np.sqrt(cfg.n_samples)
     sign = np.ones(len(HESTON_GREEKS))
     sign[3] = -1.0
-    return {k: (float(s * e), float(v)) for k, s, e, v in zip(HESTON_GREEKS, sign, est, se)}
+    return greek_results(HESTON_GREEKS, est, se, cfg.n_samples, sign)
 
 
 def _check(who, kw):

@@ -32,7 +32,7 @@ from ._analytic.asian import geometric_asian_price
 from ._ops import McConfig, gbm_samples
 from ._validate import check_bool, check_real, plain
 
-__all__ = ["GreekEstimator", "MCResult", "Product", "mc_greeks", "mc_price"]
+__all__ = ["GreekEstimator", "MCGreek", "MCResult", "Product", "mc_greeks", "mc_price"]
 
 #: The differentiated inputs, in kernel order, and the Greek each gradient becomes.
 _ARGS = ("spot", "strike", "expiry", "rate", "dividend", "vol")
@@ -99,6 +99,64 @@ class MCResult:
         z = float(ndtri(q)) if self.dof is None else float(stdtrit(self.dof, q))
         p = float(plain(self.price))
         return (p - z * self.stderr, p + z * self.stderr)
+
+
+class MCGreek(tuple):
+    """A Monte Carlo Greek: ``(estimate, stderr)`` with its sample count and intervals.
+
+    A 2-tuple (``est, se = g["delta"]`` unpacks as before) with the attributes of
+    :class:`MCResult`: ``value`` (= ``[0]``), ``stderr`` (= ``[1]``), ``n_samples``, ``dof``,
+    ``ci`` (95 %: ``value ± 1.96·stderr``, or Student's t with ``dof``) and
+    :meth:`confidence_interval`. Estimates and errors may be arrays (basket Greeks per asset).
+
+    Example:
+        >>> g = MCGreek(0.5, 0.01, n_samples=10_000)
+        >>> tuple(round(x, 4) for x in g.ci), g.value
+        ((0.4804, 0.5196), 0.5)
+    """
+
+    def __new__(cls, value, stderr, *, n_samples, dof=None):
+        self = super().__new__(cls, (value, stderr))
+        self.n_samples = int(n_samples)
+        self.dof = None if dof is None else int(dof)
+        return self
+
+    def __getnewargs_ex__(self):
+        return (self[0], self[1]), {"n_samples": self.n_samples, "dof": self.dof}
+
+    @property
+    def value(self):
+        return self[0]
+
+    @property
+    def stderr(self):
+        return self[1]
+
+    @property
+    def ci(self):
+        return self.confidence_interval(0.95)
+
+    def confidence_interval(self, level=0.95):
+        """``value ± z·stderr`` with ``z = Φ⁻¹((1 + level)/2)`` (or the t quantile with ``dof``).
+
+        Raises:
+            ValueError: ``level`` not in (0, 1).
+        """
+        if not 0.0 < level < 1.0:
+            raise ValueError(f"confidence_interval: level must be in (0, 1), got {level!r}")
+        q = 0.5 + 0.5 * level
+        z = float(ndtri(q)) if self.dof is None else float(stdtrit(self.dof, q))
+        return (self[0] - z * self[1], self[0] + z * self[1])
+
+    def __repr__(self):
+        return f"MCGreek(value={self[0]!r}, stderr={self[1]!r}, n_samples={self.n_samples})"
+
+
+def greek_results(names, est, se, n_samples, sign=None, dof=None):
+    """``{name: MCGreek}`` from per-column estimates and standard errors (``sign`` per column)."""
+    sign = np.ones(len(names)) if sign is None else sign
+    return {k: MCGreek(float(s * e), float(v), n_samples=n_samples, dof=dof)
+            for k, s, e, v in zip(names, sign, est, se)}
 
 
 def _config(who, kw):
@@ -262,9 +320,10 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     homogeneity in (S, K).
 
     Returns:
-        A dict ``name -> (estimate, stderr)`` for ``price``, ``delta`` (∂/∂spot), ``dual_delta``
-        (∂/∂strike), ``theta`` (−∂/∂expiry), ``rho`` (∂/∂rate), ``dividend_rho`` (∂/∂dividend)
-        and ``vega`` (∂/∂vol).
+        A dict ``name -> MCGreek`` (an ``(estimate, stderr)`` tuple with ``ci``, ``n_samples``)
+        for ``price``, ``delta`` (∂/∂spot), ``dual_delta`` (∂/∂strike), ``theta`` (−∂/∂expiry,
+        per year), ``rho`` (∂/∂rate, per 1.00 of rate), ``dividend_rho`` (∂/∂dividend) and
+        ``vega`` (∂/∂vol, per 1.00 of volatility).
 
     Example:
         >>> g = mc_greeks(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
@@ -286,14 +345,14 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
         cols = np.column_stack([samples, grads])
         est = cols.mean(axis=0)
         se = cols.std(axis=0, ddof=1) / np.sqrt(cfg.n_samples)
-        return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
+        return greek_results(names, est, se, cfg.n_samples, sign)
     if qmc:
         from ._qmc import qmc_greeks
 
         rows = qmc_greeks(args, cfg, int(n_paths), qmc_replicates)
         est = rows.mean(axis=0)
         se = rows.std(axis=0, ddof=1) / np.sqrt(len(rows))
-        return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
+        return greek_results(names, est, se, len(rows), sign, dof=len(rows) - 1)
     if cfg.device == "cuda":
         from . import _cuda as backend
     else:
@@ -312,4 +371,4 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
                            - np.array([float(mean_c), *(float(g) for g in mean_grad)]))
     est = cols.mean(axis=0)
     se = cols.std(axis=0, ddof=1) / np.sqrt(n)
-    return {k: (float(s * e), float(v)) for k, s, e, v in zip(names, sign, est, se)}
+    return greek_results(names, est, se, n, sign)
