@@ -34,6 +34,7 @@ from ._model import (
 )
 from ._noise import CHANNELS, MAX_DENSITY_QUBITS
 from ._qasm import from_qasm, to_qasm
+from ._shots import ShotEstimate, expval_shots
 from ._templates import hardware_efficient, qaoa, strongly_entangling
 
 __all__ = [
@@ -47,12 +48,14 @@ __all__ = [
     "Operation",
     "Param",
     "Program",
+    "ShotEstimate",
     "X",
     "Y",
     "Z",
     "counts",
     "density_matrix",
     "expval",
+    "expval_shots",
     "from_json",
     "from_qasm",
     "ground_state",
