@@ -223,10 +223,11 @@ def _eig_jvp(t, ans, a):
     # Re C_kk = -Re (VᴴV C_off)_kk (unit-norm eigenvectors), Im C_kk = 0 (LA6).
     from ._vjps_linalg import _eig_parts
 
-    w, v, f = _eig_parts(ans)
+    w, v, f, degenerate = _eig_parts(ans)
     n = np.shape(w)[-1]
     p = L.solve(v, t @ v)
-    c_off = np.where(_eye(n), 0, f * p)
+    # a repeated eigenvalue: eigenvector tangents undefined (NaN) unless P vanishes there
+    c_off = np.where(_eye(n), 0, np.where(degenerate & (getval(p) != 0), np.nan, f * p))
     d = -np.real(np.diagonal(_H(v) @ v @ c_off, 0, -2, -1))
     c = c_off + _diag_embed(d)
     dw = np.diagonal(p, 0, -2, -1)

@@ -288,23 +288,33 @@ defvjp(L._norm_p, _norm_vjp)
 
 # ---------------------------------------------------------------- eig, pinv
 def _eig_parts(ans):
+    """(w, V, F, degenerate): F_ij = 1/(w_j - w_i) off the diagonal, 0 on it and at pairs
+    whose gap is rounding noise (repeated eigenvalues; LA4, LA6)."""
     w, v = ans[..., 0, :], ans[..., 1:, :]
     n = np.shape(w)[-1]
     gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # w_j - w_i
-    f = np.where(_eye(n), 0, 1 / np.where(_eye(n), 1, gap))
-    return w, v, f
+    degenerate = ~_eye(n) & _degenerate(gap, _scale(w, vector=True))
+    skip = _eye(n) | degenerate
+    f = np.where(skip, 0, 1 / np.where(skip, 1, gap))
+    return w, v, f, degenerate
 
 
 def _eig_vjp(g, ans, a):
-    # P̄ = diag(w̄) + conj(F)∘(G - VᴴV diag(Re G))_off, G = Vᴴ V̄; Ā = V⁻ᴴ P̄ Vᴴ (LA6).
-    w, v, f = _eig_parts(ans)
+    # P̄ = diag(w̄) + conj(F)∘(G - VᴴV diag(Re G))_off, G = Vᴴ V̄; Ā = V⁻ᴴ P̄ Vᴴ (LA6).  At a
+    # repeated eigenvalue: 0 where the loss does not use the eigenvectors there (Ĝ exactly
+    # 0: eigenvalue-only losses), NaN otherwise — unlike eigh, the general eigenproblem's
+    # gauge (any invertible map within the eigenspace) leaves no way to tell a spectral loss
+    # through V from one looking inside the eigenspace (LA6).
+    w, v, f, degenerate = _eig_parts(ans)
     gw, gv = g[..., 0, :], g[..., 1:, :]
     n = np.shape(w)[-1]
     vh = _H(v)
     gg = vh @ gv
     re_diag = np.real(np.diagonal(gg, 0, -2, -1))
     ghat = gg - (vh @ v) * np.expand_dims(re_diag, -2)
-    pbar = np.where(_eye(n), np.expand_dims(gw, -2), np.conj(f) * ghat)
+    undetermined = degenerate & (getval(ghat) != 0)
+    off = np.where(undetermined, np.nan, np.conj(f) * ghat)
+    pbar = np.where(_eye(n), np.expand_dims(gw, -2), off)
     abar = np.linalg.solve(vh, pbar @ vh)
     return _real_like(abar, a)
 

@@ -334,10 +334,13 @@ def eig(a):
     diagonal and ``Re C_kk`` keeping ``‖v_k‖ = 1``; reverse mode is the adjoint
     ``Ā = V⁻ᴴ (diag(w̄) + conj(F)∘(G - VᴴV diag(Re G))_off) Vᴴ``, ``G = Vᴴ V̄``.
 
+    At a repeated eigenvalue, losses of the eigenvalues alone keep their exact gradient;
+    any loss through the eigenvectors gets NaN there (LA6).
+
     Args:
         a: (..., n, n) real or complex matrix with distinct eigenvalues (where
             eigenvector derivatives are wanted; eigenvalue derivatives need only simple
-            eigenvalues).
+            eigenvalues, or a diagonalizable matrix for their symmetric functions).
 
     Returns:
         NumPy's ``EigResult(eigenvalues, eigenvectors)``: complex, or real for real ``a``

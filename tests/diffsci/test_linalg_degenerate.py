@@ -429,3 +429,33 @@ def test_det_gradient_is_the_cofactor_matrix_at_any_rank(n, data, seed, scale):
     tol = 1e-9 * max(np.abs(want).max(), scale ** (n - 1) * 1e-3, 1e-300)
     for got in (ds.grad(dla.det)(a), ds.jacfwd(dla.det)(a)):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=tol)
+
+
+# ---------------------------------------------------------------- eig at repeated eigenvalues
+X3 = np.random.default_rng(0).standard_normal((3, 3)) + 2 * np.eye(3)
+
+
+@pytest.mark.parametrize("lam", [[1.0, 1.0, 2.0], [2.0, 2.0, 2.0], [1.0, 1.5, 2.0]],
+                         ids=["pair", "triple", "simple"])
+def test_eig_at_repeated_eigenvalues(lam):
+    # Eigenvalue-only losses keep their exact gradient (Σ w² = tr A²: 2 Aᵀ; Σ w = tr A: I);
+    # a loss through the eigenvectors is NaN at a repeated eigenvalue in both modes (the
+    # general eigenproblem's gauge hides whether it looks inside the eigenspace), exact at
+    # simple ones: Σ_ij (V Λ² V⁻¹)_ij = Σ_ij (A²)_ij has gradient J Aᵀ + Aᵀ J.
+    a = X3 @ np.diag(lam) @ np.linalg.inv(X3)
+    cases = [(lambda a: dnp.real(dnp.sum(dla.eigvals(a) ** 2)), 2 * a.T),
+             (lambda a: dnp.real(dnp.sum(dla.eig(a).eigenvalues)), np.eye(3))]
+    for loss, want in cases:
+        for got in (ds.grad(loss)(a), ds.jacfwd(loss)(a)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+    def through_v(a):
+        w, v = dla.eig(a)
+        return dnp.real(dnp.sum(v @ dnp.diag(w ** 2) @ dla.inv(v)))
+
+    j = np.ones((3, 3))
+    for got in (ds.grad(through_v)(a), ds.jacfwd(through_v)(a)):
+        if len(set(lam)) < 3:
+            assert np.isnan(got).any()
+        else:
+            np.testing.assert_allclose(got, j @ a.T + a.T @ j, rtol=1e-12, atol=1e-12)
