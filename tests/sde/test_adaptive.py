@@ -13,6 +13,8 @@ from sde._adaptive import _error, select_grid
 from sde._solvers import SOLVERS
 from tests.sde import problems
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 TS = np.array([0.0, 0.5, 1.0])
 P = np.array([problems.MU, problems.SIGMA])
 Y0 = np.ones((32, 2))

@@ -3,6 +3,8 @@ import pytest
 
 import sde
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 
 def test_interval_same_answer_any_order():
     ts = np.sort(np.random.default_rng(0).uniform(0, 2, 40))

@@ -17,6 +17,8 @@ import diffsci as ds
 import sde
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 TS = np.array([0.0, 0.5, 1.0])
 Y0 = np.array([[1.0, 0.5], [0.8, 1.2], [1.1, 0.9]])
 A, S = 0.7, 0.3

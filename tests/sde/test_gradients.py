@@ -37,6 +37,7 @@ def _loss(prob, method, adjoint, dt, seed=2):
     return f
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("prob,method", [
     (problems.gbm(), "euler"), (problems.gbm(), "milstein"),
     (problems.gbm("stratonovich"), "heun"), (problems.gbm("stratonovich"), "euler_heun"),
@@ -47,12 +48,14 @@ def test_backprop_vs_finite_differences(prob, method):
     check_grads(f, (Y0, P), modes=("rev", "fwd"))
 
 
+@pytest.mark.kernels
 def test_sra1_backprop_vs_finite_differences():
     prob = problems.additive_ou()
     f = lambda y0, th, s: np.sum(np.sin(sde.sdeint(prob, y0, TS, (th, 0.3, s), dt=0.1)))  # noqa: E731
     check_grads(f, (Y0, 1.5, np.array([[0.4, 0.1], [0.0, 0.3]])), modes=("rev",))
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("prob,method", [
     (coupled(), "euler"), (coupled("stratonovich"), "reversible_heun"), (general(), "euler"),
 ])
@@ -63,6 +66,7 @@ def test_checkpoint_equals_backprop(prob, method):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("prob", [coupled("stratonovich"), general().__class__(
     general().drift, general().diffusion, "general", "stratonovich")])
 def test_reversible_adjoint_equals_backprop(prob):
@@ -72,6 +76,7 @@ def test_reversible_adjoint_equals_backprop(prob):
         assert np.max(np.abs(a - b)) < 1e-8 * np.max(np.abs(a))
 
 
+@pytest.mark.kernels
 def test_reversible_adjoint_pytree_params_and_forward_mode():
     prob = sde.SDE(lambda t, y, p: -p["a"] * y, lambda t, y, p: p["s"] * np.cos(y),
                    calculus="stratonovich")
@@ -91,6 +96,7 @@ def _rel(prob, method, dt):
     return max(np.max(np.abs(a - b)) / np.max(np.abs(a)) for a, b in zip(gb, ga))
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("prob,method,tol", [
     (coupled(), "euler", 0.02),           # Itô, coupled diagonal: Itô–Stratonovich correction
     (coupled("stratonovich"), "heun", 0.005),

@@ -9,6 +9,8 @@ import sde
 from diffsci.testing import check_grads
 from sde import _ops
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 RNG = np.random.default_rng(0)
 DW = RNG.standard_normal((5, 40)) * 0.1
 Y0 = RNG.standard_normal(5)

@@ -14,6 +14,8 @@ import diffsci as ds
 import sde
 from tests.sde import problems
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 T = 1.0
 DT = 2.0**-9
 TS = np.array([0.0, 0.5, 1.0])

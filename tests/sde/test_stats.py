@@ -10,6 +10,8 @@ import sde
 from diffsci.testing import check_grads
 from tests.sde import problems
 
+pytestmark = pytest.mark.kernels  # Numba kernels: the Brownian tree's bridges, the fast paths
+
 RNG = np.random.default_rng(3)
 YS = RNG.standard_normal((4, 50, 2)) * np.array([1.0, 2.0]) + 1.0
 
