@@ -183,7 +183,8 @@ def peak_rss_growth(lib, method, adjoint, steps, dtype, d, batch, hidden):
     """:func:`memory_probe` in a subprocess, in MiB (nan if it fails)."""
     spec = ",".join(map(str, (lib, method, adjoint or "none", steps, np.dtype(dtype).name, d,
                               batch, hidden)))
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    path = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))  # keep a peer's
     proc = subprocess.run([sys.executable, __file__, "--memory-probe", spec], env=env,
                           capture_output=True, text=True, timeout=600)
     try:
