@@ -644,6 +644,30 @@ def _method(method, interpolation):
 @_numpy_on_plain(np.quantile, arrays=(0, 1))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
+    """``numpy.quantile``, differentiable in ``a`` and (continuous methods) in ``q``.
+
+    Args:
+        a: real data; q: quantiles in [0, 1] (scalar or array, may be traced).
+        axis, keepdims, method: as NumPy's; ``method`` one of 'linear', 'hazen', 'weibull',
+            'median_unbiased', 'normal_unbiased', 'interpolated_inverted_cdf' (continuous:
+            differentiable in ``q``), 'lower', 'higher', 'nearest', 'midpoint'.
+
+    Returns:
+        NumPy's result: q's axes first, then the kept axes; NaN for a slice holding a NaN.
+
+    Raises:
+        NotImplementedError: another method, or ``weights`` on traced values.
+        TypeError: complex ``a``.  ValueError: ``q`` outside [0, 1].
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> ds.grad(lambda a: dnp.quantile(a, 0.25))(np.array([3.0, 1.0, 2.0]))
+        array([0. , 0.5, 0.5])
+
+    References:
+        R. J. Hyndman, Y. Fan, "Sample quantiles in statistical packages", The American
+        Statistician 50(4), 1996, 361-365 (the methods' virtual indices).
+    """
     _check_weights(weights, "quantile")
     return _quantile_core(a, _arr(q), axis, _method(method, interpolation), keepdims,
                           "propagate", "quantile")
@@ -706,6 +730,14 @@ def _median_core(a, axis, keepdims, omit, name):
 
 @_numpy_on_plain(np.median, arrays=(0,))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.median``: the mean of the two middle order statistics (the middle one for
+    odd counts), equal to NumPy's; the gradient follows the sort (ties: stable order).
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> ds.grad(lambda a: dnp.median(a))(np.array([4.0, 1.0, 3.0, 2.0]))
+        array([0. , 0. , 0.5, 0.5])
+    """
     return _median_core(a, axis, keepdims, False, "median")
 
 
@@ -718,7 +750,25 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=np._NoValu
 @_numpy_on_plain(np.cov, arrays=(0, 1))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
-    """``numpy.cov``, differentiable in ``m``, ``y`` and ``aweights`` (NumPy's algorithm)."""
+    """``numpy.cov``, differentiable in ``m``, ``y`` and ``aweights`` (NumPy's algorithm).
+
+    Args:
+        m, y, rowvar, bias, ddof, fweights, aweights, dtype: as NumPy's; ``fweights`` are
+            integer counts (not differentiated).
+
+    Returns:
+        The covariance matrix (squeezed, as NumPy's).
+
+    Raises:
+        ValueError/TypeError/RuntimeError: NumPy's, for bad shapes and weights.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> x = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0]])
+        >>> ds.grad(lambda x: dnp.cov(x)[0, 1])(x)  # row i: (x_j - mean x_j) / (n - 1)
+        array([[ 0. , -0.5,  0.5],
+               [-0.5,  0. ,  0.5]])
+    """
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     m = _arr(m)
@@ -799,7 +849,24 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 @_numpy_on_plain(np.gradient, arrays=(0,))
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``numpy.gradient``: second-order central differences inside, one-sided (first or
-    second order) at the edges; differentiable in ``f`` and in the spacings/coordinates."""
+    second order) at the edges; differentiable in ``f`` and in the spacings/coordinates.
+
+    Args:
+        f: samples; varargs: spacing (one scalar, or one scalar or 1-d coordinate array per
+            axis); axis, edge_order: as NumPy's.
+
+    Returns:
+        One array per axis (a tuple for several axes), as NumPy's.
+
+    Raises:
+        ValueError: too few samples for ``edge_order``, or coordinates of the wrong length.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> x = np.array([0.0, 1.0, 3.0])
+        >>> float(ds.grad(lambda x: dnp.gradient(np.array([0.0, 1.0, 9.0]), x)[1])(x)[2])
+        -1.0
+    """
     f = _arr(f)
     shape = _shape(f)
     N = len(shape)
@@ -904,7 +971,24 @@ def ediff1d(ary, to_end=None, to_begin=None):
 def interp(x, xp, fp, left=None, right=None, period=None):
     """``numpy.interp``, differentiable in ``x``, ``xp``, ``fp`` (and ``left``/``right``).
 
-    At a knot the interval to the right is used; beyond the ends ``left``/``right``."""
+    Args:
+        x: query points; xp: increasing sample points; fp: values (real or complex);
+        left, right, period: as NumPy's.
+
+    Returns:
+        The interpolated values, of ``x``'s shape.
+
+    Raises:
+        ValueError: ``xp``/``fp`` not 1-d, of different lengths or empty; ``period == 0``.
+
+    At a knot the interval to the right is used; beyond the ends ``left``/``right`` (their
+    gradient in ``x`` is 0).
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> float(ds.grad(lambda x: dnp.interp(x, [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]))(2.0))
+        0.5
+    """
     x, xp, fp = _arr(x), _arr(xp), _arr(fp)
     if len(_shape(xp)) != 1 or len(_shape(fp)) != 1:
         raise ValueError("diffsci.numpy.interp: xp and fp must be 1-d sequences")
@@ -989,7 +1073,24 @@ def _np_mode(n, m, mode, y):
 
 @_numpy_on_plain(np.convolve, arrays=(0, 1))
 def convolve(a, v, mode="full"):
-    """``numpy.convolve``, differentiable in both sequences (DERIVATIONS.md §Convolution)."""
+    """``numpy.convolve``, differentiable in both sequences (DERIVATIONS.md §Convolution,
+    eqs. C1-C3: each operand's adjoint is the full convolution of the cotangent with the
+    other operand conjugated and reversed, cropped).
+
+    Args:
+        a, v: 1-d sequences (real or complex); mode: 'full', 'same' or 'valid'.
+
+    Returns:
+        NumPy's convolution.
+
+    Raises:
+        ValueError: inputs that are not 1-d or are empty; an unknown mode.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> ds.grad(lambda a: dnp.convolve(a, [1.0, 2.0])[1])(np.array([3.0, 4.0]))
+        array([2., 1.])
+    """
     a, v = _as_1d(a), _as_1d(v)
     _check_1d(a, v, "convolve")
     return _np_mode(_shape(a)[0], _shape(v)[0], mode, _conv_full_p(a, v, how="numpy"))

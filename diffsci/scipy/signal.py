@@ -26,7 +26,7 @@ Example:
     >>> import numpy as np, diffsci as ds
     >>> from diffsci.scipy import signal
     >>> x = np.array([1.0, 0.0, 0.0, 0.0])
-    >>> ds.grad(lambda a1: signal.lfilter([1.0], [1.0, a1], x)[2])(-0.5)  # d(a1²)/da1
+    >>> float(ds.grad(lambda a1: signal.lfilter([1.0], [1.0, a1], x)[2])(-0.5))  # d(a1²)/da1
     -1.0
 
 References:

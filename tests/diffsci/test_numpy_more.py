@@ -498,3 +498,13 @@ def test_a_list_of_traced_values_is_an_array(name):
     jl, ja = ds.jacobian(as_list)(x), ds.jacobian(as_array)(x)
     for a, b in zip(jl, ja) if isinstance(ja, tuple) else [(jl, ja)]:
         np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from diffsci.numpy import _more
+    from diffsci.scipy import interpolate, signal
+    for mod in (_more, signal, interpolate):
+        res = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert res.failed == 0 and res.attempted > 0, (mod.__name__, res)
