@@ -15,7 +15,15 @@ from diffsci.devices import check_device
 
 from ._model import Circuit, Hamiltonian, _as_wires, compile_observable
 from ._noise import MAX_DENSITY_QUBITS, observable_vectors
-from ._ops import Static, expval_p, forward_states, pauli_p, shift_expval_p, state_p
+from ._ops import (
+    Static,
+    expval_p,
+    forward_states,
+    pauli_p,
+    shift_expval_p,
+    state_from_p,
+    state_p,
+)
 
 METHODS = ("adjoint", "parameter-shift")
 
@@ -88,6 +96,47 @@ def _check_obs(circuit: Circuit, observable, what: str):
     return obs, single
 
 
+#: Tolerance of the norm check of an initial state: | ‖ψ₀‖ - 1 |.
+NORM_ATOL = 1e-8
+
+
+def _from_initial(circuit: Circuit, theta, initial_state, device: str, what: str):
+    """U(θ)ψ₀ for a validated initial state (eq. A12), θ and ψ₀ broadcast over their batch."""
+    if circuit.noisy:
+        raise ValueError(f"{what}: initial_state applies to pure-state circuits; the circuit has "
+                         f"noise channels.")
+    if check_device(device) != "cpu":
+        raise ValueError(f"{what}: initial_state runs on device='cpu' only; got {device!r}.")
+    try:
+        value = np.asarray(_value(initial_state))
+    except ValueError as exc:
+        raise ValueError(f"{what}: initial_state must be a rectangular array.") from exc
+    dim = 1 << circuit.n_qubits
+    if value.dtype.kind not in "fciu" or value.ndim not in (1, 2) or value.shape[-1] != dim:
+        raise ValueError(f"{what}: initial_state must be numbers of shape ({dim},) or (batch, "
+                         f"{dim}) for {circuit.n_qubits} qubit(s); got shape {value.shape}, "
+                         f"dtype {value.dtype}.")
+    if not np.isfinite(value).all():
+        raise ValueError(f"{what}: initial_state must be finite.")
+    norms = np.linalg.norm(value, axis=-1)
+    if not np.all(np.abs(norms - 1.0) <= NORM_ATOL):
+        raise ValueError(f"{what}: initial_state must have norm 1 (tolerance {NORM_ATOL:g}); got "
+                         f"norm(s) {np.round(norms, 12).tolist()}.")
+    tb = tuple(_value(theta).shape[:-1])
+    sb = value.shape[:-1]
+    if tb != sb:
+        if tb and sb:
+            raise ValueError(f"{what}: theta of shape {_value(theta).shape} and initial_state of "
+                             f"shape {value.shape} do not broadcast (batches {tb} and {sb}).")
+        if not tb:
+            theta = theta * np.ones(sb + (1,))
+        else:
+            initial_state = initial_state * np.ones(tb + (1,))
+    psi0 = initial_state if _is_traced(initial_state) else np.asarray(initial_state,
+                                                                      np.complex128)
+    return state_from_p(theta, psi0, Static(circuit.program))
+
+
 def _pure(circuit: Circuit, what: str, instead: str):
     if circuit.noisy:
         raise ValueError(f"{what}: the circuit has noise channels, so it runs as a density "
@@ -132,13 +181,18 @@ def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
     return np.reshape(rho, np.shape(_value(rho))[:-1] + (d, d))
 
 
-def state(circuit: Circuit, theta=None, *, device: str = "cpu"):
+def state(circuit: Circuit, theta=None, *, initial_state=None, device: str = "cpu"):
     """The state vector ``U(θ)|0…0⟩``, differentiable with complex AD.
 
     Args:
         circuit: the circuit.
         theta: parameters, shape (P,) or (B, P) (default: no parameters).
         device: ``"cpu"`` or ``"cuda"``.
+
+        initial_state: the state the circuit acts on instead of |0…0⟩: unit-norm amplitudes of
+            shape (2**n,) or (B, 2**n) (broadcast against θ's batch), differentiable: ψ̄₀ =
+            U(θ)†ψ̄ by the same adjoint sweep (``DERIVATIONS.md`` eq. A12). Also taken by
+            :func:`expval`, :func:`var` and :func:`probs`.
 
     Returns:
         complex128 array of shape (2**n,) or (B, 2**n); wire 0 is the most significant bit.
@@ -151,10 +205,13 @@ def state(circuit: Circuit, theta=None, *, device: str = "cpu"):
     """
     theta = _check_theta(circuit, theta, "state")
     _pure(circuit, "state", "use density_matrix(circuit, theta)")
+    if initial_state is not None:
+        return _from_initial(circuit, theta, initial_state, device, "state")
     return state_p(theta, Static(circuit.program, device=check_device(device)))
 
 
-def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", device: str = "cpu"):
+def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", device: str = "cpu",
+           initial_state=None):
     """Expectation value(s) ``⟨ψ(θ)|H|ψ(θ)⟩`` of Pauli-sum observables, differentiable in θ.
 
     Args:
@@ -189,6 +246,11 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
         rho = _vec_rho(circuit, theta, device, "expval")
         h = observable_vectors(obs, circuit.n_qubits)
         return _squeeze(np.real(rho @ np.conj(h).T), single)
+    if initial_state is not None:
+        if method != "adjoint":
+            raise ValueError("expval: initial_state supports method='adjoint' only.")
+        psi = _from_initial(circuit, theta, initial_state, device, "expval")
+        return _squeeze(pauli_p(psi, Static(circuit.program, obs)), single)
     device = check_device(device)
     if method == "adjoint" and not (_is_traced(theta) and _is_traced(theta._value)):
         # one primitive: three state vectors at the peak, one tape record
@@ -211,7 +273,7 @@ def _squeeze(out, single):
     return out
 
 
-def var(circuit: Circuit, theta, observable, *, device: str = "cpu"):
+def var(circuit: Circuit, theta, observable, *, device: str = "cpu", initial_state=None):
     """Variance ``⟨H²⟩ - ⟨H⟩²`` of Pauli-sum observable(s), differentiable in θ.
 
     ``⟨H²⟩ = ‖Hψ‖²`` is computed term by term (no H² expansion, no dense matrix).
@@ -223,7 +285,10 @@ def var(circuit: Circuit, theta, observable, *, device: str = "cpu"):
     _pure(circuit, "var", "var supports pure-state circuits only")
     obs, single = _check_obs(circuit, observable, "var")
     device = check_device(device)
-    psi = state_p(theta, Static(circuit.program, device=device))
+    if initial_state is None:
+        psi = state_p(theta, Static(circuit.program, device=device))
+    else:
+        psi = _from_initial(circuit, theta, initial_state, device, "var")
     mean = pauli_p(psi, Static(circuit.program, obs))
     sq = pauli_p(psi, Static(circuit.program, obs, square=True))
     return _squeeze(sq - mean * mean, single)
@@ -243,7 +308,7 @@ def _check_wires(circuit: Circuit, wires, what: str) -> tuple[int, ...]:
     return tuple(int(w) for w in wires)
 
 
-def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu"):
+def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu", initial_state=None):
     """Measurement probabilities in the computational basis, all wires or a marginal.
 
     Args:
@@ -256,7 +321,10 @@ def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu"):
     theta = _check_theta(circuit, theta, "probs")
     wires = _check_wires(circuit, wires, "probs")
     n = circuit.n_qubits
-    if circuit.noisy:  # the diagonal of ρ
+    if initial_state is not None:
+        psi = _from_initial(circuit, theta, initial_state, device, "probs")
+        p = np.real(psi) ** 2 + np.imag(psi) ** 2
+    elif circuit.noisy:  # the diagonal of ρ
         rho = _vec_rho(circuit, theta, device, "probs")
         p = np.real(rho[..., :: (1 << n) + 1])
     else:

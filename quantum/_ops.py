@@ -308,6 +308,69 @@ _state_vjp_p.defvjp(_state_vjp_fwd, _state_vjp_bwd)
 _state_vjp_p.defjvp(_state_vjp_jvp)
 
 
+# ---------------------------------------------------------------------------- initial states
+#
+# ψ(θ, ψ₀) = U(θ) ψ₀ (eq. A12): linear in ψ₀, so ψ̄₀ = U(θ)† ψ̄, which is the λ the adjoint sweep
+# leaves on exit (eq. A4); θ̄ is the same sweep's gradient (the sweep never reads ψ₀). The tangent
+# is ψ̇ = U ψ̇₀ + J θ̇: the tangent sweep (A5) started from (ψ₀, ψ̇₀) instead of (|0…0⟩, 0).
+
+
+def forward_from(program: Program, theta: np.ndarray, psi0: np.ndarray) -> np.ndarray:
+    """U(θ) ψ₀ for ψ₀ of shape theta.shape[:-1] + (2**n,) (CPU)."""
+    psi = np.array(psi0, np.complex128, copy=True)
+    if theta.ndim == 1 and _par(psi.shape[-1]):
+        K.run_forward_split(psi, *program.arrays, theta, program.top_rows)
+    elif theta.ndim == 1:
+        K.run_forward(psi, *program.arrays, theta)
+    else:
+        K.run_forward_batch(psi, *program.arrays, theta)
+    return psi
+
+
+@ds.custom_vjp
+def state_from_p(theta, psi0, static: Static):
+    """U(θ) ψ₀, differentiable in θ and in the initial state ψ₀ (eq. A12)."""
+    return forward_from(static.program, theta, psi0)
+
+
+def _state_from_fwd(theta, psi0, static):
+    psi = state_from_p(theta, psi0, static)
+    return psi, (theta, psi, static)
+
+
+def _state_from_bwd(res, psibar):
+    theta, psi, static = res
+    if not (_plain(theta) and _plain(psi) and _plain(psibar)):
+        raise NotImplementedError("quantum: second derivatives through initial_state are not "
+                                  "supported; differentiate once (reverse or forward mode).")
+    p = np.array(psi, np.complex128, copy=True)
+    lam = np.array(np.broadcast_to(psibar, p.shape), np.complex128, copy=True)
+    grad = np.zeros(theta.shape)
+    program = static.program
+    if theta.ndim == 1:
+        K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
+    else:
+        K.adjoint_sweep_batch(p, lam, *program.arrays, theta, grad)
+    return grad, lam, None
+
+
+def _state_from_jvp(primals, tangents):
+    theta, psi0, static = primals
+    dtheta, dpsi0 = tangents[0], tangents[1]
+    program = static.program
+    psi = np.array(psi0, np.complex128, copy=True)
+    dpsi = np.zeros_like(psi) if dpsi0 is None else np.array(
+        np.broadcast_to(dpsi0, psi.shape), np.complex128, copy=True)
+    dth = np.zeros(theta.shape) if dtheta is None else np.asarray(dtheta, np.float64)
+    for b in np.ndindex(theta.shape[:-1]):
+        K.tangent_sweep(psi[b], dpsi[b], *program.arrays, theta[b], dth[b])
+    return psi, dpsi
+
+
+state_from_p.defvjp(_state_from_fwd, _state_from_bwd)
+state_from_p.defjvp(_state_from_jvp)
+
+
 # ---------------------------------------------------------------------------- observables
 
 
