@@ -36,7 +36,11 @@ at a time, d(loss)/dθ of a fixed weighted image sum by central differences of a
 deviation over 8 seeds (64 spp, edge density 4). Its last two rows make the floor a mirror
 (reflection 0.6, depth 1): moving the floor or the sphere then also moves reflected silhouettes
 (sampled) and shadows seen in the mirror (not sampled: DERIVATIONS R11), so any gap between the
-edge mean and the reference there measures that exclusion.
+edge mean and the reference there measures that exclusion. A fifth table gives the edge term's
+spread over seeds against the edge density in the scenes whose sample count used to stay at
+its minimum (a shadow sliver, a sphere outline mostly off screen) and for a floor's horizon,
+and the spread of a sphere's centre/radius interior gradient against the pixel samples (heavy-
+tailed near the outline: it falls more slowly than 1/sqrt(samples); DERIVATIONS.md R11).
 
 Usage:
     python benchmarks/bench_raytrace.py [--quick] [--repeats R] [--mesh TRIANGLES] [--big N]
@@ -141,6 +145,73 @@ def variance_table(seeds: int = 8) -> None:
              for s in range(seeds)]
         print(f"{label:>16} {fd:>11.3f} {interior:>9.3f} {np.mean(g):>11.3f} {np.std(g):>10.3f} "
               f"{np.std(g) / abs(fd):>9.3f}")
+
+
+def density_table(seeds: int = 8) -> None:
+    """Seed-spread of the edge term alone (fixed image cotangent) against the edge density, and
+    of a sphere's interior gradient against the pixel samples (DERIVATIONS.md R11, R12)."""
+    from raytrace._edges import boundary_cotangents, primary_boundary
+    from raytrace._horizon import horizon_boundary
+    from raytrace._shadow_edges import shadow_boundary
+
+    n = 16
+    ramp = np.linspace(0.0, 1.0, n)
+    weights = (ramp[None, :, None] + 0.5 * ramp[:, None, None]) * np.array([1.0, 0.7, 0.4])
+    cam = rt.Camera(eye=(0.0, 2.5, -3.0), look_at=(0.0, 0.0, 0.0), width=n, height=n, fov=40.0)
+    # A long triangle edge whose shadow crosses a sphere: its probe rays see a sliver at most.
+    sliver = rt.Scene(cam, (
+        rt.Triangle((-7.7, 2.0, 0.3), (9.3, 2.0, 0.3), (0.3, 2.0, 6.0)),
+        rt.Sphere((0.0, 0.0, 0.0), 1.0, rt.Material(diffuse=(0.9, 0.5, 0.2)))),
+        (rt.PointLight((0.0, 5.0, 0.0), 300.0),))
+    floor = rt.Plane((0.0, -1.0, 0.0), (0.08, 1.0, -0.05), rt.Material(ambient=(0.1,) * 3))
+    outline = rt.Scene(rt.Camera(eye=(0.0, 0.0, -5.0), width=n, height=n),
+                       (rt.Sphere((2.65, 0.3, 0.0), 0.9, rt.Material(ambient=(0.1,) * 3)),),
+                       (rt.PointLight((0.0, 0.0, -5.0), 400.0),), background=(0.05, 0.1, 0.1))
+    horizon = rt.Scene(rt.Camera(eye=(0.0, 1.2, -4.0), look_at=(0.0, 0.6, 0.0), width=n,
+                                 height=n), (floor,), (rt.DirectionalLight((0.4, -1.0, 0.6)),),
+                       background=(0.3, 0.4, 0.6))
+    cases = (("shadow sliver on a sphere", sliver, shadow_boundary),
+             ("sphere outline mostly off screen", outline, primary_boundary),
+             ("floor horizon", horizon, horizon_boundary))
+    densities = (4.0, 16.0, 64.0)
+    print(f"\nedge term alone, {n}x{n}: spread over {seeds} seeds (sqrt of the summed "
+          f"variance of all cotangents) against the edge density")
+    header = f"{'scene':>34}" + "".join(f"{f'density {d:g}':>12}" for d in densities)
+    print(header)
+    print("-" * len(header))
+    for name, scene, boundary in cases:
+        p = pack(scene)
+        row = []
+        for d in densities:
+            vals = []
+            for seed in range(seeds):
+                cts = boundary_cotangents(boundary(p, n, n, 0, d, seed), p, weights)
+                vals.append(np.concatenate([np.ravel(cts.get(k, np.zeros(getattr(p, k).shape)))
+                                            for k in ("cam", "verts", "sph", "pln", "plights")]))
+            row.append(np.sqrt(np.sum(np.var(vals, axis=0))))
+        print(f"{name:>34}" + "".join(f"{v:>12.4g}" for v in row))
+
+    tri = ((-2.0, -1.6, 1.5), (1.6, -1.4, 1.6), (0.3, 1.5, 1.8))
+
+    def sphere_loss(c, r, samples, seed):
+        s = rt.Scene(rt.Camera(eye=(0.0, 0.0, -5.0), width=n, height=n),
+                     (rt.Sphere(c, r, rt.Material(diffuse=(0.9, 0.5, 0.2),
+                                                  ambient=(0.1, 0.1, 0.1))),
+                      rt.Triangle(*tri, material=rt.Material(diffuse=(0.2, 0.3, 0.9)))),
+                     (rt.PointLight((0.0, 0.0, -5.0), 400.0),), background=(0.05, 0.1, 0.1))
+        return np.sum(weights * rt.render(s, depth=0, samples=samples, seed=seed))
+
+    print(f"\nsphere centre/radius interior gradient, {n}x{n}: spread over {seeds} seeds "
+          f"against samples per pixel (1/sqrt(samples) would halve it per row)")
+    header = f"{'samples':>8} {'d/dc_x':>9} {'d/dc_y':>9} {'d/dc_z':>9} {'d/dr':>9}"
+    print(header)
+    print("-" * len(header))
+    c0, r0 = np.array([0.3, 0.1, 0.0]), np.asarray(0.9)
+    for spp in (16, 64, 256, 1024):
+        g = [np.concatenate([np.ravel(x) for x in ds.grad(
+            lambda c, r: sphere_loss(c, r, spp, seed), argnums=(0, 1))(c0, r0)])
+            for seed in range(seeds)]
+        print(f"{spp:>8}" + "".join(f"{v:>10.3f}" for v in np.std(g, axis=0)))
 
 
 def side_by_side(sizes, repeats: int) -> None:
@@ -336,6 +407,7 @@ def main(argv=None) -> None:
     side_by_side((32, 64) if args.quick else (64, 128, 256), repeats)
     if not args.no_variance:
         variance_table(4 if args.quick else 8)
+        density_table(4 if args.quick else 8)
 
 
 if __name__ == "__main__":
