@@ -305,7 +305,7 @@ def _cuda_samples(args, cfg):
 def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
               product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
               smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False,
-              estimator=GreekEstimator.PATHWISE):
+              estimator=GreekEstimator.PATHWISE, second_order=False):
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
 
     Same arguments as :func:`mc_price`. The values equal ``ds.grad`` of ``mc_price(...).price``
@@ -319,6 +319,12 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     no smoothing and no bias), at a larger variance; the strike Greek comes from the payoff's
     homogeneity in (S, K).
 
+    ``second_order=True`` (EUROPEAN or DIGITAL, CPU, no qmc or control variate) adds ``gamma``
+    (∂²/∂S²), ``vanna`` (∂²/∂S∂σ) and ``volga`` (∂²/∂σ²) by vibrato Monte Carlo (Giles 2009;
+    DERIVATIONS §VB): ln S_T is one Gaussian step N(μ, s²), whose likelihood-ratio weights (Hermite
+    polynomials of Z) are averaged over the antithetic pair e^{μ ± sZ} with the control h(e^μ);
+    unbiased for the sharp payoffs (no smoothing), on the same paths, with standard errors.
+
     Returns:
         A dict ``name -> MCGreek`` (an ``(estimate, stderr)`` tuple with ``ci``, ``n_samples``)
         for ``price``, ``delta`` (∂/∂spot), ``dual_delta`` (∂/∂strike), ``theta`` (−∂/∂expiry,
@@ -331,6 +337,25 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
         True
     """
     args, cfg = _config("mc_greeks", dict(locals()))
+    out = _first_order_greeks(args, cfg, estimator, qmc, qmc_replicates, control_variate,
+                              int(n_paths))
+    if second_order:
+        prod = Product(cfg.product)
+        if prod not in (Product.EUROPEAN, Product.DIGITAL) or qmc or control_variate or \
+                cfg.device != "cpu":
+            raise ValueError(f"mc_greeks: second_order=True needs product EUROPEAN or DIGITAL on "
+                             f"the CPU without qmc or control_variate, got product={prod.name}, "
+                             f"qmc={qmc}, control_variate={control_variate}, "
+                             f"device={cfg.device!r}")
+        rows = _kernels.gbm_vibrato(np.uint64(cfg.seed), *(float(plain(a)) for a in args), cfg.w,
+                                    cfg.product, cfg.n_steps, cfg.n_samples)
+        est = rows.mean(axis=0)
+        se = rows.std(axis=0, ddof=1) / np.sqrt(cfg.n_samples)
+        out.update(greek_results(("gamma", "vanna", "volga"), est[2:], se[2:], cfg.n_samples))
+    return out
+
+
+def _first_order_greeks(args, cfg, estimator, qmc, qmc_replicates, control_variate, n_paths):
     names = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "vega")
     sign = np.array([1, 1, 1, -1, 1, 1, 1.0])
     if not isinstance(estimator, GreekEstimator):
@@ -349,7 +374,7 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     if qmc:
         from ._qmc import qmc_greeks
 
-        rows = qmc_greeks(args, cfg, int(n_paths), qmc_replicates)
+        rows = qmc_greeks(args, cfg, n_paths, qmc_replicates)
         est = rows.mean(axis=0)
         se = rows.std(axis=0, ddof=1) / np.sqrt(len(rows))
         return greek_results(names, est, se, len(rows), sign, dof=len(rows) - 1)
