@@ -318,11 +318,11 @@ from . import _jvps_linalg, _jvps_shape  # noqa: E402, F401  shape, product and 
 
 # ---------------------------------------------------------------- convolution
 def _register_conv():
-    from ._more import _conv_full_p
-    # Bilinear: the tangent of each operand convolved with the other.
-    defjvp(_conv_full_p,
-           lambda t, ans, a, v, how="numpy": _conv_full_p(t, v, how=how),
-           lambda t, ans, a, v, how="numpy": _conv_full_p(a, t, how=how))
+    from ._more import _conv_p
+    # Bilinear (eq. C3): the tangent of each operand convolved with the other, same mode.
+    defjvp(_conv_p,
+           lambda t, ans, a, v, how="numpy", mode="full": _conv_p(t, v, how=how, mode=mode),
+           lambda t, ans, a, v, how="numpy", mode="full": _conv_p(a, t, how=how, mode=mode))
 
 
 _register_conv()

@@ -4,8 +4,8 @@ Like ``_composite.py``: on plain arguments each function is NumPy's own (results
 bit-for-bit NumPy's); when an argument is traced it composes primitives, whose rules give
 every derivative to any order.  Integer-valued helpers (sort permutations, interval
 indices, index maps of ``insert``/``delete``) are computed on plain values.  The one
-primitive here, the full N-d convolution ``_conv_full_p``, has its rules in ``_vjps.py`` /
-``_jvps.py`` (``DERIVATIONS.md`` §Convolution).
+primitive here, the N-d convolution ``_conv_p`` ('full' or 'valid'), has its rules in
+``_vjps.py`` / ``_jvps.py`` (``DERIVATIONS.md`` §Convolution).
 
 Conventions where a function is not differentiable (same as NumPy-AD systems):
 
@@ -1027,16 +1027,24 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 
 # ---------------------------------------------------------------- convolution
-def _conv_full(a, v, *, how="numpy"):
-    """Full N-d convolution: ``numpy.convolve`` (1-d, ``how='numpy'``) or
+def _conv(a, v, *, how="numpy", mode="full"):
+    """N-d convolution, ``mode`` 'full' or 'valid' (then ``a`` is at least as large as ``v``
+    in every dimension): ``numpy.convolve`` (1-d, ``how='numpy'``) or
     ``scipy.signal.convolve(..., method=how)``."""
     if how == "numpy":
-        return np.convolve(a, v, "full")
+        return np.convolve(a, v, mode)
     from scipy import signal
-    return signal.convolve(a, v, "full", method=how)
+    return signal.convolve(a, v, mode, method=how)
 
 
-_conv_full_p = primitive(_conv_full, name="convolve_full")
+_conv_p = primitive(_conv, name="convolve")
+
+
+def conv_valid(a, v, how):
+    """The 'valid' convolution through ``_conv_p``, the larger operand first."""
+    if all(x >= y for x, y in zip(_shape(a), _shape(v))):
+        return _conv_p(a, v, how=how, mode="valid")
+    return _conv_p(v, a, how=how, mode="valid")
 
 
 def _centered(y, shape):
@@ -1093,7 +1101,9 @@ def convolve(a, v, mode="full"):
     """
     a, v = _as_1d(a), _as_1d(v)
     _check_1d(a, v, "convolve")
-    return _np_mode(_shape(a)[0], _shape(v)[0], mode, _conv_full_p(a, v, how="numpy"))
+    if mode == "valid":
+        return conv_valid(a, v, "numpy")
+    return _np_mode(_shape(a)[0], _shape(v)[0], mode, _conv_p(a, v, how="numpy"))
 
 
 @_numpy_on_plain(np.correlate, arrays=(0, 1))

@@ -437,21 +437,29 @@ from . import _vjps_shape  # noqa: E402, F401  shape, indexing and product rules
 
 # ---------------------------------------------------------------- convolution
 def _conv_adjoint(argnum):
-    """Cotangent of operand ``argnum`` of the full N-d convolution y = a * v
-    (DERIVATIONS.md §Convolution): x̄ = (g * conj(flip(w)))[m-1 : m-1+n] along every axis,
-    where w (shape m) is the other operand and x (shape n) this one."""
-    def adjoint(g, ans, a, v, how="numpy"):
-        from ._more import _conv_full_p
-        x, w = (a, v) if argnum == 0 else (v, a)
-        full = _conv_full_p(g, np.conj(np.flip(w)), how=how)
-        out = full[tuple(slice(m - 1, m - 1 + n) for m, n in zip(np.shape(w), np.shape(x)))]
+    """Cotangent of operand ``argnum`` of y = a * v (DERIVATIONS.md §Convolution), per axis
+    with shapes n (of a) and m (of v), w the other operand, flip over every axis:
+
+    * 'full' (C1-C2): ā = valid(g * conj(flip v)), v̄ = valid(g * conj(flip a));
+    * 'valid', n >= m (C4-C5): ā = full(g * conj(flip v)), v̄ = valid(conj(flip a) * g).
+    """
+    def adjoint(g, ans, a, v, how="numpy", mode="full"):
+        from ._more import _conv_p
+        x = a if argnum == 0 else v
+        if mode == "full":
+            w = v if argnum == 0 else a
+            out = _conv_p(g, np.conj(np.flip(w)), how=how, mode="valid")
+        elif argnum == 0:
+            out = _conv_p(g, np.conj(np.flip(v)), how=how, mode="full")
+        else:
+            out = _conv_p(np.conj(np.flip(a)), g, how=how, mode="valid")
         return np.real(out) if np.iscomplexobj(out) and not np.iscomplexobj(x) else out
     return adjoint
 
 
 def _register_conv():
-    from ._more import _conv_full_p
-    defvjp(_conv_full_p, _conv_adjoint(0), _conv_adjoint(1))
+    from ._more import _conv_p
+    defvjp(_conv_p, _conv_adjoint(0), _conv_adjoint(1))
 
 
 _register_conv()

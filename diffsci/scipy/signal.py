@@ -42,7 +42,7 @@ from scipy import signal as _signal
 from .._core import defjvp, defvjp, getval, primitive
 from ..numpy import _wrap as W
 from ..numpy._composite import _numpy_on_plain
-from ..numpy._more import _arr, _centered, _conv_full_p
+from ..numpy._more import _arr, _centered, _conv_p, conv_valid
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve", "lfilter"]
 
@@ -100,8 +100,9 @@ def convolve(in1, in2, mode="full", method="auto"):
     _check(in1, in2, mode, method, "convolve")
     if len(_shape(in1)) == 0:
         return W.multiply(in1, in2)
-    full = _conv_full_p(in1, in2, how=method)
-    return _crop(full, _shape(in1), _shape(in2), mode)
+    if mode == "valid":
+        return conv_valid(in1, in2, method)
+    return _crop(_conv_p(in1, in2, how=method), _shape(in1), _shape(in2), mode)
 
 
 @_numpy_on_plain(_signal.correlate)
