@@ -418,22 +418,43 @@ def _adjoint(fflat, y0, ts, p, opts):
 _GRADIENTS = {"adjoint": _adjoint, "backprop": _backprop}
 
 
+def _keyword_args(args, kwargs):
+    """Positional ``*args`` or SciPy's ``args=(...)`` keyword (not both); refuse other keywords."""
+    if not kwargs:
+        return args
+    extra = sorted(set(kwargs) - {"args"})
+    if extra:
+        raise TypeError(f"odeint: unexpected keyword argument(s) {extra}; expected args=, "
+                        f"method=, rtol=, atol=, gradient=, step=, max_steps=, full_output=, "
+                        f"tfirst=")
+    kw = kwargs["args"]
+    if not isinstance(kw, tuple):
+        raise TypeError(f"odeint: args must be a tuple (as scipy.integrate.odeint), got "
+                        f"{type(kw).__name__}")
+    if args:
+        raise TypeError(f"odeint: extra arguments given both positionally ({len(args)}) and "
+                        f"as args=(...); use one")
+    return kw
+
+
 # ---------------------------------------------------------------------------
 # The public entry point
 # ---------------------------------------------------------------------------
 def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="adjoint",
-           step=None, max_steps=100_000, full_output=False):
+           step=None, max_steps=100_000, full_output=False, tfirst=False, **kwargs):
     """Solve ``dy/dt = func(y, t, *args)`` and return ``y`` at every time in ``t``.
 
     Args:
-        func: ``func(y, t, *args) -> dy/dt`` with ``dy/dt`` shaped like ``y`` (the
-            same pytree).  Plain NumPy code.
+        func: ``func(y, t, *args) -> dy/dt`` (``func(t, y, *args)`` with
+            ``tfirst=True``) with ``dy/dt`` shaped like ``y`` (the same pytree).
+            Plain NumPy code.
         y0: the initial state at ``t[0]``: an array, a number, or a pytree of
             them (real floats; integers are promoted to float64).
         t: 1-D, strictly increasing or strictly decreasing output times;
             ``t[0]`` is the initial time.  May be differentiated.
         *args: extra arguments of ``func`` (pytrees); their float leaves are
-            differentiated.  With ``gradient="adjoint"`` every value being
+            differentiated.  SciPy's keyword form ``args=(...)`` (a tuple) is
+            the same thing; give one or the other.  With ``gradient="adjoint"`` every value being
             differentiated must reach ``func`` through ``y0``, ``t`` or ``args``,
             not through a closure (this is checked).
         method: ``"dopri5"`` (adaptive Dormand–Prince 5(4)) or ``"rk4"``
@@ -451,6 +472,8 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
         max_steps: the most steps (accepted and rejected) one solve may take.
         full_output: also return a dict with the forward solve's counts:
             ``nsteps`` (accepted), ``nrejected`` and ``nfev`` (calls of func).
+        tfirst: ``func``'s first two arguments are ``(t, y)`` rather than
+            SciPy odeint's default ``(y, t)``.
 
     Returns:
         ``y`` at the times ``t``: shaped like ``y0`` with a leading axis of length
@@ -460,7 +483,9 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
     Raises:
         ValueError: ``t`` is not 1-D, finite and strictly monotonic; a bad
             option; or (adjoint) ``func`` closes over a differentiated value.
-        TypeError: ``y0`` is not real, or ``func`` returns another structure.
+        TypeError: ``y0`` is not real, or ``func`` returns another structure;
+            ``args=`` is not a tuple or is given together with positional args;
+            an unknown keyword.
         RuntimeError: ``max_steps`` was reached, or the step size underflowed.
 
     Example:
@@ -478,6 +503,12 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
     """
     if not callable(func):
         raise TypeError(f"odeint: func must be callable, got {type(func).__name__}")
+    args = _keyword_args(args, kwargs)
+    if not isinstance(tfirst, bool):
+        raise TypeError(f"odeint: tfirst must be True or False, got {tfirst!r}")
+    if tfirst:
+        user = func
+        func = lambda y, t, *a: user(t, y, *a)  # noqa: E731
     opts = _check_options(method, rtol, atol, step, max_steps, gradient)
     ts = _check_times(t)
     rav = Raveler(y0, "y0", "odeint")

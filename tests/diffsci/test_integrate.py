@@ -297,3 +297,59 @@ def test_max_steps_and_blow_up():
         odeint(linear, Y0, T, A, method="rk4", step=0.01, max_steps=10)
     with pytest.raises(RuntimeError, match="max_steps|step size underflowed"):
         odeint(lambda y, t: y ** 2, 1.0, np.array([0.0, 2.0]), max_steps=2000)  # blows up at 1
+
+
+# ---------------------------------------------------------------------------
+# SciPy's keywords: args=(...) and tfirst=
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("tfirst", [False, True])
+@pytest.mark.parametrize("gradient", ["adjoint", "backprop"])
+@pytest.mark.parametrize("method", METHODS, ids=["dopri5", "rk4"])
+def test_args_keyword_and_tfirst_differentiate_the_args(method, gradient, tfirst):
+    """y' = −k y + c: y(t) = c/k + (y0 − c/k) e^{−k t}; the traced k, c in args=(...) are
+    differentiated (check_grads) and equal the closed form's gradient."""
+    if tfirst:
+        f = lambda t, y, k, c: -k * y + c  # noqa: E731
+    else:
+        f = lambda y, t, k, c: -k * y + c  # noqa: E731
+    t = np.array([0.0, 0.3, 1.1, 2.0])
+    tol = dict(rtol=1e-11, atol=1e-12) if method["method"] == "dopri5" else {}
+
+    def sol(k, c, y0):
+        return odeint(f, y0, t, args=(k, c), tfirst=tfirst, gradient=gradient, **method, **tol)
+
+    def closed(k, c, y0):
+        return c / k + (y0 - c / k) * np.exp(-k * t)
+
+    for k, c, y0 in [(0.7, 0.2, 1.0), (2.0, -1.0, 0.5), (0.1, 3.0, -2.0)]:
+        np.testing.assert_allclose(sol(k, c, y0), closed(k, c, y0), rtol=1e-8, atol=1e-10)
+        g = ds.jacrev(sol, argnums=(0, 1, 2))(k, c, y0)
+        ref = ds.jacrev(closed, argnums=(0, 1, 2))(k, c, y0)
+        for a, b in zip(g, ref):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    check_grads(sol, (0.7, 0.2, 1.0), modes=("rev",), eps=1e-5, rtol=1e-5, atol=1e-8)
+
+
+def test_args_keyword_equals_positional_and_scipy():
+    import scipy.integrate
+
+    f = lambda y, t, A: A @ y  # noqa: E731
+    ours = odeint(f, Y0, T, args=(A,), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(ours, odeint(f, Y0, T, A, rtol=1e-10, atol=1e-12))
+    ref = scipy.integrate.odeint(f, Y0, T, args=(A,), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-10)
+    ref_t = scipy.integrate.odeint(lambda t, y, A: A @ y, Y0, T, args=(A,), tfirst=True,
+                                   rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(odeint(lambda t, y, A: A @ y, Y0, T, args=(A,), tfirst=True),
+                               ref_t, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: odeint(linear, Y0, T, A, args=(A,)), "both positionally"),
+    (lambda: odeint(linear, Y0, T, args=[A]), "args must be a tuple"),
+    (lambda: odeint(linear, Y0, T, A, hmax=0.1), r"unexpected keyword.*hmax"),
+    (lambda: odeint(linear, Y0, T, A, tfirst=1), "tfirst must be True or False"),
+])
+def test_args_keyword_errors(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
