@@ -22,7 +22,15 @@ from ._api import (
 )
 from ._checkpoint import checkpoint, checkpointed_loop
 from ._complex import wirtinger
-from ._core import MissingRuleError, Tracer, defjvp, defvjp, primitive
+from ._core import (
+    MissingRuleError,
+    Tracer,
+    TracerConversionError,
+    UnexpectedTracerError,
+    defjvp,
+    defvjp,
+    primitive,
+)
 from ._custom import custom_vjp
 from ._fit import fit
 from ._forward import custom_jvp, forwarddiff, hessian, hvp, jacfwd, jvp
@@ -36,6 +44,8 @@ __all__ = [
     "InPlaceError",
     "MissingRuleError",
     "Tracer",
+    "TracerConversionError",
+    "UnexpectedTracerError",
     "checkpoint",
     "checkpointed_loop",
     "custom_jvp",

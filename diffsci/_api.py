@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from ._core import Dual, Tape, Tracer, backward, getval, primitive
+from ._core import Dual, Tape, Tracer, backward, close, getval, primitive
 from ._tree import _LEAF, tree_flatten, tree_map, tree_unflatten
 
 __all__ = [
@@ -115,14 +115,26 @@ def _seed(dtype):
 
 
 def _argnums_tuple(argnums, nargs, fname):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, (bool, np.bool_)):
+        nums = (int(argnums),)
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(argnums)
+    else:
+        raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got "
+                        f"{type(argnums).__name__} {argnums!r}")
     for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)):
+            raise TypeError(f"{fname}: argnums must hold ints, got {type(a).__name__} {a!r} "
+                            f"in argnums={argnums!r}")
+        if not -nargs <= a < nargs:
             raise ValueError(
                 f"{fname}: argnums={argnums!r} does not fit a call with {nargs} positional "
                 f"argument(s)"
             )
-    return tuple(a % nargs for a in nums)
+    out = tuple(int(a) % nargs for a in nums)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: argnums={argnums!r} names an argument more than once")
+    return out
 
 
 class _Traced:
@@ -131,7 +143,7 @@ class _Traced:
     __slots__ = ("tape", "in_tree", "in_leaves", "tracers", "leaf_idx", "out")
 
     def __init__(self, f, args, kwargs, argnums, fname):
-        self.tape = tape = Tape()
+        self.tape = tape = Tape(fname)
         diff = [args[i] for i in argnums]
         leaves, self.in_tree = tree_flatten(diff)
         self.in_leaves = leaves
@@ -147,7 +159,13 @@ class _Traced:
         call = list(args)
         for i, d in zip(argnums, new_diff):
             call[i] = d
-        self.out = f(*call, **kwargs)
+        try:
+            self.out = f(*call, **kwargs)
+        except ValueError as e:
+            _conversion_context(e)
+            raise
+        finally:
+            close(tape)  # later records on it are escaped tracers
 
     def release(self):
         """Drop the tape's records: they and the tape form a reference cycle that would
@@ -167,6 +185,16 @@ class _Traced:
             _finalize(grads[i] if i < n else None, x)
             for i, x in zip(self.leaf_idx, self.in_leaves)
         ]
+
+
+def _conversion_context(e):
+    """Re-raise NumPy's "setting an array element with a sequence" as diffsci's message
+    when it came from storing a traced value into a plain array (NumPy drops ours)."""
+    from .numpy._tracer_methods import take_pending_store_error
+
+    err = take_pending_store_error()
+    if err is not None and "array element" in str(e):
+        raise err from e
 
 
 def _leaf_paths(diff, argnums):
@@ -287,7 +315,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 )
             out, aux = out
         v = getval(out)
-        if not isinstance(v, (_ndarray, np.generic, numbers.Number)) or getattr(v, "shape", ()):
+        shape = getattr(v, "shape", ())
+        if (not isinstance(v, (_ndarray, np.generic, numbers.Number))
+                or (shape and int(np.prod(shape)) != 1)):
             raise TypeError(
                 f"grad requires {_name(f)} to return a scalar, got "
                 f"{type(v).__name__} of shape {np.shape(v) if hasattr(v, 'shape') else '?'}. "
@@ -301,7 +331,15 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 f"Differentiate its real part (np.real(...)) or abs(...)**2, or use "
                 f"diffsci.pullback / diffsci.wirtinger for holomorphic functions."
             )
-        seeds = {out._idx: _seed(dt)} if traced.owns(out) else {}
+        if dt.kind not in "f":
+            raise TypeError(
+                f"grad requires a real floating-point output; {_name(f)} returned "
+                f"{'a boolean' if dt.kind == 'b' else 'an integer'} ({dt}), whose derivative "
+                f"is zero wherever it exists. Return the float quantity the decision is "
+                f"based on instead.")
+        # a size-1 array output (shape (1,), (1, 1)): the gradient of its one element
+        seed = _seed(dt) if not shape else np.ones(shape, dt)
+        seeds = {out._idx: seed} if traced.owns(out) else {}
         grads = tree_unflatten(traced.in_tree, traced.backward(seeds))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         value = out._value if traced.owns(out) else out

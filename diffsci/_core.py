@@ -52,6 +52,9 @@ __all__ = [
     "top_trace",
     "getval",
     "MissingRuleError",
+    "UnexpectedTracerError",
+    "TracerConversionError",
+    "close",
 ]
 
 _ndarray = np.ndarray
@@ -74,6 +77,62 @@ class MissingRuleError(NotImplementedError):
     """Raised when a primitive is differentiated along an argument it has no rule for."""
 
 
+class UnexpectedTracerError(RuntimeError):
+    """A traced value was used after the transform that traced it had returned (it escaped,
+    e.g. through a list or a global, from an inner ``grad``/``jvp``): its derivative would be
+    lost silently."""
+
+
+class TracerConversionError(TypeError):
+    """A traced value was converted to a plain Python number or array (``float(x)``,
+    ``math.sin(x)``, ``np.asarray(x)``), which would cut its gradient silently."""
+
+
+class _Records(list):
+    """A tape's records while its function runs."""
+
+    __slots__ = ()
+
+
+class _ClosedRecords(list):
+    """A tape's records after its function returned: readable, but recording on it raises
+    :class:`UnexpectedTracerError` (a tracer that escaped its transform)."""
+
+    __slots__ = ()
+
+    def append(self, rec):
+        raise escaped(rec._tape)
+
+    def __setitem__(self, i, rec):
+        raise escaped(rec._tape)
+
+
+def escaped(trace):
+    """The error for a value of ``trace`` used after its transform returned."""
+    return UnexpectedTracerError(
+        f"a value traced by diffsci.{getattr(trace, 'origin', None) or 'transform'} was used "
+        f"after that {getattr(trace, 'origin', None) or 'transform'} call had returned (it "
+        f"escaped through a list, a global, a closure or an attribute). Its derivative would "
+        f"be lost. Return the value from the function being differentiated instead (use "
+        f"has_aux=True for extra outputs), or take diffsci.stop_gradient(x) inside it."
+    )
+
+
+def close(trace):
+    """Mark ``trace`` as finished: its tracers can no longer be used in computations."""
+    if type(trace) is Tape:
+        trace.records.__class__ = _ClosedRecords
+    else:
+        trace.writes = _CLOSED
+
+
+class _Closed:
+    __slots__ = ()
+
+
+_CLOSED = _Closed()  # a ForwardTrace's ``writes`` once its jvp returned
+
+
 class Rules(dict):
     """A primitive's rules: argnum -> rule function, plus the primitive's name."""
 
@@ -87,11 +146,12 @@ class Rules(dict):
 class Tape:
     """One trace: a level (for nesting) and a flat list of records (tracers)."""
 
-    __slots__ = ("level", "records", "writes", "plan", "__weakref__")
+    __slots__ = ("level", "records", "writes", "plan", "origin", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, origin=None):
         self.level = next(_levels)
-        self.records = []
+        self.records = _Records()
+        self.origin = origin  # the transform's name, for error messages
         self.writes = None  # indices of in-place write records (see _inplace.py)
         self.plan = None  # the repairs of stale views a sweep needs (see _inplace._plan)
 
@@ -150,10 +210,11 @@ def record(tape, value, rules, parents, args, kwargs=None):
 class ForwardTrace:
     """One forward-mode trace: only a level (dual values carry their tangents)."""
 
-    __slots__ = ("level", "writes", "by_root", "__weakref__")
+    __slots__ = ("level", "writes", "by_root", "origin", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, origin="jvp"):
         self.level = next(_levels)
+        self.origin = origin
         self.writes = None  # log of in-place writes (see _inplace._setitem_dual)
         self.by_root = None
 
@@ -282,6 +343,8 @@ def primitive(fun=None, *, name=None):
                 primals[i] = a._value
                 duals.append((i, a._tangent))
         if top.writes is not None:  # memory was written in place: tangents of views catch up
+            if top.writes is _CLOSED:
+                raise escaped(top)
             for k, (i, _t) in enumerate(duals):
                 duals[k] = (i, _inplace.tangent(args[i]))
         ans = wrapped(*primals, **kwargs) if kwargs else wrapped(*primals)

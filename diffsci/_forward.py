@@ -14,9 +14,9 @@ import functools
 import numpy as np
 
 from . import _inplace
-from ._api import _argnums_tuple, _dtype, _leaf_value, grad, pullback
-from ._core import Dual, ForwardTrace, Tracer, getval, top_trace
-from ._custom import custom_vjp
+from ._api import _argnums_tuple, _conversion_context, _dtype, _leaf_value, grad, pullback
+from ._core import Dual, ForwardTrace, Tracer, close, getval, top_trace
+from ._custom import check_jvp_output, custom_vjp
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "jacfwd", "hessian", "hvp", "forwarddiff", "custom_jvp"]
@@ -86,11 +86,16 @@ def jvp(f, primals, tangents, has_aux=False):
         Dual(_leaf_value(p, lambda k=k: f"primal leaf {k}"), _tangent_leaf(t, p, k), trace)
         for k, (p, t) in enumerate(zip(pl, tl))
     ]
-    out = f(*tree_unflatten(ptree, duals))
+    try:
+        out = f(*tree_unflatten(ptree, duals))
+    except ValueError as e:
+        _conversion_context(e)
+        raise
     if has_aux:
         out, aux = out
     ol, otree = tree_flatten(out)
     pairs = [_out_tangent(o, trace) for o in ol]
+    close(trace)  # its duals can no longer be used: they would escape
     y = tree_unflatten(otree, [p for p, _ in pairs])
     t = tree_unflatten(otree, [t for _, t in pairs])
     if has_aux:
@@ -312,7 +317,7 @@ class custom_jvp:
             return self.fun(*args)
 
         def rev_fwd(*args):
-            return self.jvp(args, _zeros_like_tree(args))[0], args
+            return _pair(self.__name__, self.jvp(args, _zeros_like_tree(args)))[0], args
 
         def rev_bwd(args, g):
             _, back = pullback(lambda *ts: self.jvp(args, ts)[1], *_zeros_like_tree(args))
@@ -346,15 +351,21 @@ class custom_jvp:
                 primals.append(x)
                 v = getval(x)
                 tangents.append(np.zeros(np.shape(v), _dtype(v)) if _numeric(v) else None)
-        out, tout = self.jvp(tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
-        ol, otree = tree_flatten(out)
-        tl = tree_flatten(tout)[0]
-        if len(tl) != len(ol):
-            raise TypeError(
-                f"custom_jvp {self.__name__}: the rule's tangent output has {len(tl)} leaves, "
-                f"its primal output {len(ol)}"
-            )
+        res = self.jvp(tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
+        out, tout = _pair(self.__name__, res)
+        ol, otree, tl = check_jvp_output(f"custom_jvp {self.__name__}", out, tout)
         return tree_unflatten(otree, [Dual(o, t, top) for o, t in zip(ol, tl)])
+
+
+def _pair(name, res):
+    """A custom_jvp rule's ``(output, output tangent)``, refusing anything else (an array of
+    length 2 would otherwise unpack into its rows)."""
+    if not (type(res) in (tuple, list) and len(res) == 2):
+        raise TypeError(
+            f"custom_jvp {name}: its jvp rule must return a pair (output, output tangent), "
+            f"got {type(res).__name__}"
+            + (f" of length {len(res)}" if hasattr(res, "__len__") else ""))
+    return res
 
 
 def _numeric(v):

@@ -27,7 +27,7 @@ import bisect
 
 import numpy as np
 
-from ._core import Dual, Tracer, getval, record
+from ._core import _CLOSED, Dual, Tracer, escaped, getval, record
 
 __all__ = ["setitem", "inplace", "traced_like", "buffer_like", "InPlaceError"]
 
@@ -50,8 +50,12 @@ def _plain_index(idx):
     return getval(idx)
 
 
+class NestedInPlaceError(InPlaceError, TypeError):
+    """In-place writes on values traced at several levels at once are refused (not wrong)."""
+
+
 def _nested_error():
-    return TypeError(
+    return NestedInPlaceError(
         "in-place writes on values traced at several levels at once (grad of grad, jvp of "
         "grad, check_grads(order=2)) are not supported yet; write the function without "
         "mutation for higher-order derivatives, or use first-order transforms"
@@ -108,7 +112,7 @@ def _setitem_dual(x, idx, value):
     memory cell's tangent is the tangent of the last value written into it.
     """
     trace = x._tape
-    t = tangent(x)
+    t = tangent(x)  # raises for a dual that escaped its jvp
     arr = x._value
     if type(value) is Dual and value._tape is trace:
         vp, vt = value._value, tangent(value)
@@ -148,6 +152,8 @@ def tangent(d):
     log = d._tape.writes
     if log is None:
         return d._tangent
+    if log is _CLOSED:
+        raise escaped(d._tape)
     n = len(log)
     ver = getattr(d, "_ver", 0)
     if ver == n:

@@ -54,8 +54,8 @@ ones_like = _buffer_like(_np.ones_like)
 empty_like = _buffer_like(_np.empty_like)
 
 from .. import fft  # noqa: E402, F401  np.fft dispatch is built from it
-
-from ._views import diag, diagonal  # noqa: E402  read-only views, as NumPy's
+from ._views import diag, diagonal  # noqa: E402, F401  read-only views, as NumPy's
+from ._weighted import bincount, histogram, histogram2d, histogramdd  # noqa: E402, F401
 
 # out= (by keyword or position) and where= of the functions that are not ufuncs.
 _wrap_out(globals())

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dis
 import sys
+import threading
 
 import numpy as np
 
-from .. import _inplace
-from .._core import Dual, Tracer, getval
+from .. import _core, _inplace
+from .._core import Dual, Tracer, TracerConversionError, getval
 from . import _views
 
 _UFUNCS = {}  # np.ufunc -> diffsci function
@@ -74,7 +75,21 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return f(*inputs, **kwargs)
 
 
+# Constructors taking like= (NEP 35): with a traced like= they make a traced buffer.
+_LIKE = {getattr(np, n) for n in ("zeros", "ones", "empty", "full", "arange", "eye", "identity",
+                                  "array", "asarray", "asanyarray", "ascontiguousarray",
+                                  "asfortranarray", "fromfunction", "fromiter", "require")
+         if hasattr(np, n)}
+
+
 def _array_function(self, func, types, args, kwargs):
+    if func in _LIKE:  # np.zeros(n, like=x): NumPy drops like= and calls us on x
+        if _closed(self):
+            raise _core.escaped(self._tape)
+        res = _FUNCS.get(func, func)(*args, **kwargs)
+        if type(res) is Tracer or type(res) is Dual:
+            return res
+        return _inplace.traced_like(self, np.asarray(res))
     f = _FUNCS.get(func)
     if f is None:
         mod = getattr(func, "__module__", "numpy") or "numpy"
@@ -82,39 +97,73 @@ def _array_function(self, func, types, args, kwargs):
     return f(*args, **kwargs)
 
 
+def _closed(self):
+    """True if the transform that traced ``self`` has returned (the value escaped)."""
+    t = self._tape
+    return (type(t.records) is _core._ClosedRecords) if type(self) is Tracer \
+        else t.writes is _core._CLOSED
+
+
 def _array(self, *args, **kwargs):
-    raise TypeError(
+    if _closed(self):
+        raise _core.escaped(self._tape)
+    raise TracerConversionError(
         "a traced value is being converted to a plain NumPy array (np.asarray, np.array, "
         "ndarray.__array__ or a compiled extension). That would silently cut the gradient. "
         "Use diffsci.numpy / NumPy functions that dispatch to diffsci (np.stack instead of "
         "np.array([...]) for lists of traced values); to fill a buffer with traced values "
-        "create it traced (buf = np.zeros_like(x) for traced x), not with np.zeros; or call "
-        "diffsci.stop_gradient(x) to take the plain value on purpose."
+        "create it traced (buf = np.zeros_like(x) or np.zeros(n, like=x) for traced x), not "
+        "with np.zeros; or call diffsci.stop_gradient(x) to take the plain value on purpose."
     )
 
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_pending = threading.local()
 
 
-def _plain(convert):
-    """float()/int()/complex() of a traced value: the plain value, cutting the gradient.
+def take_pending_store_error():
+    """The error of the last ``plain[i] = traced`` in this thread, once (NumPy replaces it
+    with "setting an array element with a sequence"; the transforms re-raise it)."""
+    err = getattr(_pending, "error", None)
+    _pending.error = None
+    return err
 
-    NumPy calls ``__float__`` itself for ``plain_array[i] = traced``; that
-    would silently drop the gradient, so a conversion issued by an item
-    assignment statement raises instead of converting.
+
+def _plain(kind):
+    """float()/complex() of a traced value: refused, naming the fix.
+
+    Python calls these implicitly (``math.sin(x)``, ``math.fsum``, ``np.fromiter``, NumPy's
+    ``plain_array[i] = traced``) and each would silently cut the gradient.  ``x.item()`` and
+    ``diffsci.stop_gradient(x)`` are the explicit ways to take the plain value.
     """
 
     def conv(self):
+        if _closed(self):
+            raise _core.escaped(self._tape)
         frame = sys._getframe(1)
         if frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
-            raise TypeError(
+            err = TracerConversionError(
                 "a traced value is being stored into a plain NumPy array (plain[i] = traced); "
                 "that would silently cut the gradient. Create the buffer traced instead "
-                "(buf = np.zeros_like(x) for traced x), or store float(x) explicitly to cut it."
-            )
-        return convert(getval(self))
+                "(buf = np.zeros_like(x) or np.zeros(n, like=x) for traced x), or store "
+                "x.item() to cut it on purpose.")
+            _pending.error = err
+            raise err
+        err = TracerConversionError(
+            f"{kind}() of a traced value (also called implicitly by math.sin/math.exp/"
+            f"math.fsum, np.fromiter, ...) would silently cut the gradient. Use the NumPy "
+            f"function instead (np.sin for math.sin, np.sum for math.fsum); to take the plain "
+            f"value on purpose, call x.item() or diffsci.stop_gradient(x).")
+        _pending.error = err
+        raise err
 
     return conv
+
+
+def _reduce(self, *args):
+    raise TracerConversionError(
+        "a traced value cannot be pickled (its derivative would be lost); pickle "
+        "diffsci.stop_gradient(x) or the result of the transform")
 
 
 def _sort_in_place(dnp):
@@ -173,9 +222,14 @@ def _attach(T, dnp):
     T.__ge__ = _compare(np.greater_equal)
     T.__hash__ = None
     # Conversions to plain Python values cut the gradient (as in PyTorch).
-    T.__float__ = _plain(float)
-    T.__int__ = _plain(int)
-    T.__complex__ = _plain(complex)
+    # float()/complex() (often implicit: math.sin) are refused; int() and bool() (indices,
+    # control flow: derivative zero) and x.item() (the explicit cut) return plain values.
+    T.__float__ = _plain("float")
+    T.__complex__ = _plain("complex")
+    T.__int__ = lambda self: int(getval(self))
+    T.__reduce__ = T.__reduce_ex__ = _reduce
+    T.__copy__ = lambda self: dnp.copy(self)
+    T.__deepcopy__ = lambda self, memo: dnp.copy(self)
     T.__bool__ = lambda self: bool(getval(self))
     T.__index__ = lambda self: getval(self).__index__()
     T.__format__ = lambda self, spec: format(getval(self), spec)

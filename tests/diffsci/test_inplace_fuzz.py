@@ -200,3 +200,20 @@ def test_reproducers_from_the_review():
     x3 = np.array([.3, .7, 1.1])
     assert ds.jvp(g, (x3,), (np.array([0., 0., 1.]),))[1] == pytest.approx(55.0, rel=1e-14)
     np.testing.assert_allclose(ds.grad(g)(x3), [0, 1.4, 55.0], rtol=1e-14)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(programs, st.integers(0, 3), st.sampled_from(["rev", "fwd"]))
+def test_second_order_is_exact_or_refused(program, seed, mode):
+    """Nested differentiation of a mutating program: the Hessian, or an InPlaceError."""
+    x = _x(seed)
+    try:
+        H = ds.hessian(lambda x: run(x, program), mode=mode)(x)
+    except ds.InPlaceError:
+        return
+    eps = 1e-5
+    g = ds.grad(lambda x: run(x, program))
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps)
+                   for e in np.eye(x.size).reshape(-1, *x.shape)], axis=-1)
+    np.testing.assert_allclose(H, fd.reshape(H.shape), rtol=1e-5, atol=1e-6)

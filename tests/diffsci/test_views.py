@@ -123,3 +123,37 @@ def test_dnp_diagonal_matches_numpy():
     for off in (-1, 0, 2):
         np.testing.assert_array_equal(dnp.diagonal(A, off, 1, 2), np.diagonal(A, off, 1, 2))
     check_grads(lambda a: dnp.diagonal(a, 1, 2, 0) ** 2, (A,))
+
+
+# ---------------------------------------------------------------- counting with weights
+@pytest.mark.parametrize("density", [False, True])
+def test_weighted_counts_equal_numpy_and_are_linear_in_weights(density):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, 40)
+    a[:3] = [-1.0, 1.0, 0.0]  # the edges themselves
+    xy = rng.uniform(0, 1, (40, 2))
+    w = rng.uniform(0.5, 2.0, 40)
+    cases = [
+        (lambda w: dnp.histogram(a, 7, density=density, weights=w)[0],
+         lambda w: np.histogram(a, 7, density=density, weights=w)[0]),
+        (lambda w: dnp.histogram(a, np.array([-1.0, -0.2, 0.3, 1.0]), density=density,
+                                 weights=w)[0],
+         lambda w: np.histogram(a, np.array([-1.0, -0.2, 0.3, 1.0]), density=density,
+                                weights=w)[0]),
+        (lambda w: dnp.histogram2d(xy[:, 0], xy[:, 1], (3, 4), density=density, weights=w)[0],
+         lambda w: np.histogram2d(xy[:, 0], xy[:, 1], (3, 4), density=density, weights=w)[0]),
+        (lambda w: dnp.histogramdd(xy, 3, density=density, weights=w)[0],
+         lambda w: np.histogramdd(xy, 3, density=density, weights=w)[0]),
+        (lambda w: dnp.bincount((a > 0).astype(int) * 3, weights=w),
+         lambda w: np.bincount((a > 0).astype(int) * 3, weights=w)),
+    ]
+    for ours, theirs in cases:
+        J = ds.jacobian(ours)(w)
+        np.testing.assert_allclose(ds.stop_gradient(ours(w)), theirs(w), rtol=1e-13)
+        # the exact Jacobian by finite differences of NumPy's own function
+        e = 1e-6
+        fd = np.stack([(theirs(w + e * u) - theirs(w - e * u)) / (2 * e)
+                       for u in np.eye(len(w))], axis=-1)
+        np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(ds.jacfwd(ours)(w), J, rtol=1e-13, atol=1e-15)
+        assert np.abs(J).sum() > 0  # not the silent zero of the non-differentiable list
