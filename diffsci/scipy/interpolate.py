@@ -65,10 +65,15 @@ def _plain_x(x, name):
 
 def _linear_map(build, n, dtype):
     """(c₀, C) with build(y) = c₀ + C·y: SciPy's coefficients of zeros and of unit vectors,
-    ``C`` with the data axis last."""
+    ``C`` with the data axis last.  One SciPy call on the identity (its columns are the unit
+    vectors, a trailing data axis), or one call per unit vector where SciPy cannot broadcast
+    (end-derivative values given as scalars)."""
     c0 = np.asarray(build(np.zeros(n, dtype)))
-    cols = [np.asarray(build(e)) - c0 for e in np.eye(n, dtype=dtype)]
-    return c0, np.stack(cols, axis=-1)
+    try:
+        return c0, np.asarray(build(np.eye(n, dtype=dtype))) - c0[..., None]
+    except ValueError:
+        cols = [np.asarray(build(e)) - c0 for e in np.eye(n, dtype=dtype)]
+        return c0, np.stack(cols, axis=-1)
 
 
 def _apply(c0, cmat, y):
@@ -167,7 +172,7 @@ class CubicSpline:
             self.extrapolate = probe.extrapolate
             if periodic:  # y[-1] is y[0]: the map reads y[:-1]
                 def build(v):
-                    return _si.CubicSpline(x, np.append(v, v[0]), bc_type=bc_type).c
+                    return _si.CubicSpline(x, np.concatenate([v, v[:1]]), bc_type=bc_type).c
                 c0, cmat = _linear_map(build, n - 1, dt)
                 ym = W.getitem(ym, slice(0, n - 1))
             else:
@@ -213,8 +218,12 @@ class _SplineFromBasis:
 
 
 def _ppoly_coeffs(spl):
-    pp = _si.PPoly.from_spline(spl)
-    return pp.c, pp.x
+    """A BSpline's piecewise-polynomial coefficients (k+1, len(t)-1, *trailing) and
+    breakpoints ``t``, as ``PPoly.from_spline`` computes them (the derivatives at the
+    left ends, over m!) but for coefficients of any trailing shape."""
+    t, k = spl.t, spl.k
+    c = np.stack([spl(t[:-1], nu=m) / math.factorial(m) for m in range(k, -1, -1)])
+    return c, t
 
 
 def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=True):
@@ -230,10 +239,7 @@ def make_interp_spline(x, y, k=3, t=None, bc_type=None, axis=0, check_finite=Tru
         yv = np.moveaxis(np.asarray(y), axis, 0)
 
         def make():  # the PPoly form, for traced query points
-            flat = yv.reshape(yv.shape[0], -1)
-            cs = [_ppoly_coeffs(_si.make_interp_spline(x, col, k, t, bc_type)) for col in flat.T]
-            return np.stack([c for c, _ in cs], -1).reshape(cs[0][0].shape + yv.shape[1:]), \
-                cs[0][1]
+            return _ppoly_coeffs(_si.make_interp_spline(x, yv, k, t, bc_type))
         return _SplineFromBasis(plain, make, plain.extrapolate, axis % yv.ndim)
     ym, axis = _moved(y, axis)
     n = len(x)
