@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._model import ForwardCurve, Frequency
-from ._validate import check_real, plain
+from ._validate import as_real, check_real, plain
 
 __all__ = ["bond_price", "cashflows", "treasury_frequency"]
 
@@ -51,6 +51,10 @@ def cashflows(maturity, frequency):
 def bond_price(curve, *, maturities, coupons, frequencies=None):
     """Dirty prices (per unit face) of fixed-coupon bonds discounted on ``curve``.
 
+    Units: maturities in years; coupons as annual rates in decimals (0.05 is 5 %), paid
+    ``coupon / m`` per period; prices per unit face. AD derivatives are per unit of each input
+    (per 1.00 of coupon rate, per 1.00 of a forward rate).
+
     Args:
         curve: a :class:`ForwardCurve` (differentiable in its forwards).
         maturities: bond maturities > 0 (years), a sequence.
@@ -60,6 +64,11 @@ def bond_price(curve, *, maturities, coupons, frequencies=None):
     Returns:
         An array of prices, one per bond.
 
+    Raises:
+        TypeError: curve not a ForwardCurve; a bool or non-numeric maturity or coupon.
+        ValueError: non-finite or non-positive maturities, non-finite coupons, or a number of
+            coupons or frequencies that does not match the maturities (naming them).
+
     Example:
         >>> flat = ForwardCurve(times=np.array([30.0]), forwards=np.array([0.03]))
         >>> round(float(bond_price(flat, maturities=[2.0], coupons=[0.05])[0]), 6)
@@ -67,9 +76,10 @@ def bond_price(curve, *, maturities, coupons, frequencies=None):
     """
     if not isinstance(curve, ForwardCurve):
         raise TypeError(f"bond_price: curve must be a ForwardCurve, got {type(curve).__name__}")
-    mats = plain(maturities).reshape(-1)
-    check_real("bond_price", "maturities", mats, low=0.0)
+    check_real("bond_price", "maturities", maturities, low=0.0)
     check_real("bond_price", "coupons", coupons)
+    mats = plain(maturities).reshape(-1)
+    coupons = as_real(coupons)
     if np.shape(plain(coupons)) not in ((mats.size,), ()):
         raise ValueError(f"bond_price: coupons must have shape ({mats.size},) (one per bond), "
                          f"got {np.shape(plain(coupons))}")

@@ -28,7 +28,7 @@ import diffsci as ds
 
 from ._bonds import bond_price, cashflows, treasury_frequency
 from ._model import ForwardCurve
-from ._validate import check_real, plain
+from ._validate import as_real, check_real, plain
 
 __all__ = ["PAPER_MATURITIES", "PAPER_PAR_RATES", "bootstrap", "key_rate_durations"]
 
@@ -46,6 +46,9 @@ NEWTON_MAX_ITER = 50
 def bootstrap(*, maturities, par_rates, frequencies=None):
     """A piecewise-constant-forward curve that prices each par instrument at exactly 1.
 
+    Units: maturities in years; par rates annual, in decimals, with the coupon convention of
+    each instrument's frequency; the curve's forwards continuously compounded per year.
+
     Args:
         maturities: increasing maturities > 0 (years); they become the curve's pillars.
         par_rates: par coupon rates (decimals), one per maturity; differentiable (the result's
@@ -57,18 +60,21 @@ def bootstrap(*, maturities, par_rates, frequencies=None):
         A :class:`ForwardCurve` with ``times = maturities``.
 
     Raises:
-        ValueError: bad maturities/par rates, or a Newton solve that does not converge.
+        TypeError: bool or non-numeric maturities/par rates (naming them).
+        ValueError: bad maturities/par rates (naming them), or a Newton solve that does not
+            converge.
 
     Example:
         >>> c = bootstrap(maturities=PAPER_MATURITIES, par_rates=PAPER_PAR_RATES)
         >>> round(float(c.zero_rate(10.0)), 6)
         0.02656
     """
+    check_real("bootstrap", "maturities", maturities, low=0.0)
     mats = plain(maturities).reshape(-1)
-    check_real("bootstrap", "maturities", mats, low=0.0)
     if np.any(np.diff(mats) <= 0):
         raise ValueError(f"bootstrap: maturities must be increasing, got {mats}")
     check_real("bootstrap", "par_rates", par_rates, low=-1.0)
+    par_rates = as_real(par_rates)
     if np.shape(plain(par_rates)) != mats.shape:
         raise ValueError(f"bootstrap: par_rates must have shape {mats.shape}, got "
                          f"{np.shape(plain(par_rates))}")

@@ -44,7 +44,7 @@ from ._analytic.bsm import bsm_price
 from ._analytic.heston import heston_price
 from ._greeks import greeks
 from ._model import HestonParams
-from ._validate import check_real, plain
+from ._validate import as_real, check_broadcast, check_real, plain
 
 __all__ = ["BOUNDS", "CalibrationResult", "Gradient", "Method", "calibrate_heston"]
 
@@ -84,6 +84,9 @@ def calibrate_heston(*, spot, strikes, expiries, implied_vols, rate=0.0, dividen
                      x0, gradient=Gradient.AD, method=Method.LBFGSB, options=None):
     """Fit :class:`HestonParams` to implied-vol quotes.
 
+    Units: expiries in years; rate and dividend continuously compounded, per year; implied
+    vols per √year (0.2 is 20 %); the fitted parameters per year (see :class:`HestonParams`).
+
     Args:
         spot: S > 0.
         strikes, expiries, implied_vols: the quotes (broadcast together; one option each).
@@ -96,11 +99,23 @@ def calibrate_heston(*, spot, strikes, expiries, implied_vols, rate=0.0, dividen
 
     Returns:
         :class:`CalibrationResult`.
+
+    Raises:
+        TypeError: a bad gradient/method/x0, or bool or non-numeric quotes (naming them).
+        ValueError: non-finite or non-positive quotes, non-scalar spot/rate/dividend, or quotes
+            that do not broadcast together (naming them).
     """
     who = "calibrate_heston"
     check_real(who, "spot", spot, low=0.0)
     for name, x in (("strikes", strikes), ("expiries", expiries), ("implied_vols", implied_vols)):
         check_real(who, name, x, low=0.0)
+    check_real(who, "rate", rate)
+    check_real(who, "dividend", dividend)
+    for name, x in (("spot", spot), ("rate", rate), ("dividend", dividend)):
+        if np.ndim(plain(x)):
+            raise ValueError(f"{who}: {name} must be a scalar, got shape {np.shape(plain(x))}")
+    check_broadcast(who, strikes=as_real(strikes), expiries=as_real(expiries),
+                    implied_vols=as_real(implied_vols))
     if not isinstance(gradient, Gradient):
         raise TypeError(f"{who}: gradient must be a finance.Gradient, got {gradient!r}")
     if not isinstance(method, Method):

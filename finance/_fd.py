@@ -26,7 +26,7 @@ from scipy.linalg.lapack import dgtsv as _gtsv
 
 from diffsci.extend import defjvp, defvjp, getval, primitive
 
-from ._validate import check_bool, check_real, plain
+from ._validate import check_real, plain, prepare
 
 __all__ = ["fd_price"]
 
@@ -34,6 +34,11 @@ __all__ = ["fd_price"]
 def fd_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False, american=True,
              n_space=401, n_time=800, width=5.0):
     """Crank–Nicolson (Rannacher start) finite-difference price, American or European (batched).
+
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year. AD derivatives are per unit of each input: vega per 1.00 of vol (÷ 100
+    for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta is −∂V/∂expiry per year).
+    Cost: O(n_space · n_time) (one tridiagonal solve per step).
 
     Args:
         spot, strike, expiry, vol: > 0 (broadcastable; each option gets its own grid).
@@ -48,7 +53,9 @@ def fd_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False
         Prices shaped like the broadcast arguments (differentiable).
 
     Raises:
-        ValueError: invalid arguments, naming them.
+        TypeError: a bool, complex or non-numeric number, a non-bool flag, or a non-int
+            n_space/n_time (naming it).
+        ValueError: invalid or non-broadcasting arguments, naming them.
 
     Example:
         >>> round(float(fd_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)), 3)
@@ -58,16 +65,21 @@ def fd_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False
         Wilmott et al. (1995), ch. 9; Rannacher (1984).
     """
     who = "fd_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
+    spot, strike, expiry, rate, dividend, vol, is_call = prepare(
+        who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
+        dividend=(dividend, None), vol=(vol, 0.0), flags={"is_call": is_call})
     check_real(who, "width", width, low=0.0)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
-    if not (isinstance(n_space, int | np.integer) and n_space >= 5 and n_space % 2 == 1):
-        raise ValueError(f"{who}: n_space must be an odd int >= 5, got {n_space!r}")
-    if not (isinstance(n_time, int | np.integer) and n_time >= 3):
-        raise ValueError(f"{who}: n_time must be an int >= 3, got {n_time!r}")
+    if np.ndim(width):
+        raise ValueError(f"{who}: width must be a scalar, got shape {np.shape(width)}")
+    w = np.where(is_call, 1.0, -1.0)
+    if not isinstance(american, bool | np.bool_):
+        raise TypeError(f"{who}: american must be a bool, got {type(american).__name__}")
+    for name, x, low, odd in (("n_space", n_space, 5, True), ("n_time", n_time, 3, False)):
+        if isinstance(x, bool | np.bool_) or not isinstance(x, int | np.integer):
+            raise TypeError(f"{who}: {name} must be an int, got {type(x).__name__} {x!r}")
+        if x < low or (odd and x % 2 == 0):
+            raise ValueError(f"{who}: {name} must be an {'odd ' if odd else ''}int >= {low}, "
+                             f"got {x!r}")
     shape = np.broadcast_shapes(*(np.shape(plain(x)) for x in (spot, strike, expiry, rate,
                                                                 dividend, vol)), np.shape(w))
     anchor = np.broadcast_to(plain(spot), shape)

@@ -43,7 +43,7 @@ import scipy.special as sc
 import diffsci as ds
 
 from ._analytic.bsm import _bsm
-from ._validate import check_bool, check_real, plain
+from ._validate import plain, prepare
 
 __all__ = ["implied_vol"]
 
@@ -57,6 +57,10 @@ def implied_vol(*, price, spot, strike, expiry, rate=0.0, dividend=0.0, is_call=
 
     For Black-76 quotes pass ``spot=forward, dividend=rate``.
 
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    the result σ per √year (0.2 is 20 %). AD derivatives: ∂σ/∂price per unit of price (1/vega
+    with vega per 1.00 of vol), ∂σ/∂expiry per year, ∂σ/∂rate per 1.00 of rate.
+
     Args:
         price: option prices (discounted, as :func:`bsm_price` returns them).
         spot, strike, expiry: > 0.
@@ -67,7 +71,9 @@ def implied_vol(*, price, spot, strike, expiry, rate=0.0, dividend=0.0, is_call=
         σ > 0, shaped like the broadcast arguments.
 
     Raises:
-        ValueError: non-finite or non-positive spot/strike/expiry, or a price at or outside the
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: arguments that do not broadcast together (naming them), non-finite
+            arguments, non-positive spot/strike/expiry, or a price at or outside the
             no-arbitrage bounds ``e^{−rT} max(w(F − K), 0) < price < S e^{−qT}`` (call) or
             ``< K e^{−rT}`` (put), naming the index, the price and the violated bound.
 
@@ -80,12 +86,11 @@ def implied_vol(*, price, spot, strike, expiry, rate=0.0, dividend=0.0, is_call=
     References:
         Jäckel (2015); the implicit-function theorem (Krantz & Parks 2002, Thm. 3.3.1).
     """
-    who = "implied_vol"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry)):
-        check_real(who, name, x, low=0.0)
-    for name, x in (("price", price), ("rate", rate), ("dividend", dividend)):
-        check_real(who, name, x)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    price, spot, strike, expiry, rate, dividend, is_call = prepare(
+        "implied_vol", price=(price, None), spot=(spot, 0.0), strike=(strike, 0.0),
+        expiry=(expiry, 0.0), rate=(rate, None), dividend=(dividend, None),
+        flags={"is_call": is_call})
+    w = np.where(is_call, 1.0, -1.0)
     return _iv(price, spot, strike, expiry, rate, dividend, w)
 
 

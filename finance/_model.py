@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validate import check_real, plain
+from ._validate import as_real, check_real, plain
 
 __all__ = ["ForwardCurve", "Frequency", "HestonParams"]
+
+_HESTON_FIELDS = ("kappa", "theta", "sigma", "rho", "v0")
 
 
 class Frequency(enum.IntEnum):
@@ -32,7 +34,8 @@ class ForwardCurve:
     """Piecewise-constant forward rates: ``f(t) = forwards[i]`` on ``(times[i−1], times[i]]``.
 
     ``times[-1]`` onward the last forward extends flat; ``times[-1]`` is the last pillar. The
-    discount factor is ``D(t) = exp(−∫₀ᵗ f)`` (continuous compounding).
+    discount factor is ``D(t) = exp(−∫₀ᵗ f)`` (continuous compounding). Times are in years,
+    forwards continuously compounded per year.
 
     Attributes:
         times: increasing pillar times > 0 (years), static (not differentiated).
@@ -48,9 +51,11 @@ class ForwardCurve:
     forwards: np.ndarray
 
     def __post_init__(self):
+        check_real("ForwardCurve", "times", self.times, low=0.0)
         t = np.asarray(self.times, dtype=np.float64)
         if t.ndim != 1 or t.size == 0 or not (np.all(t > 0) and np.all(np.diff(t) > 0)):
             raise ValueError(f"ForwardCurve: times must be increasing and > 0, got {t}")
+        object.__setattr__(self, "forwards", as_real(self.forwards))
         if np.shape(plain(self.forwards)) != t.shape:
             raise ValueError(f"ForwardCurve: forwards must have shape {t.shape} (one per pillar), "
                              f"got {np.shape(plain(self.forwards))}")
@@ -59,23 +64,42 @@ class ForwardCurve:
 
     def overlap(self, t):
         """The plain matrix ``W[k, i] = |(0, t_k] ∩ (times[i−1], times[i]]|`` (last one open)."""
+        check_real("ForwardCurve.overlap", "t", t, low=0.0, strict=False)
         t = np.atleast_1d(np.asarray(t, dtype=np.float64))
         left = np.concatenate([[0.0], self.times[:-1]])
         right = np.concatenate([self.times[:-1], [np.inf]])
         return np.clip(np.minimum(t[:, None], right) - left, 0.0, None)
 
     def discount(self, t):
-        """Discount factors ``D(t)`` for times ``t ≥ 0`` (shape of ``t``)."""
+        """Discount factors ``D(t)`` for times ``t ≥ 0`` in years (shape of ``t``).
+
+        Raises:
+            TypeError: a bool or non-numeric ``t``.
+            ValueError: a negative or non-finite ``t`` (naming it; D(−1) is not 1).
+        """
+        check_real("ForwardCurve.discount", "t", t, low=0.0, strict=False)
         shape = np.shape(t)
         return np.reshape(np.exp(-(self.overlap(t) @ self.forwards)), shape)
 
     def zero_rate(self, t):
-        """Continuously compounded zero rates ``−ln D(t)/t`` for ``t > 0``."""
+        """Continuously compounded zero rates ``−ln D(t)/t`` (per year) for ``t > 0`` (years).
+
+        Raises:
+            TypeError: a bool or non-numeric ``t``.
+            ValueError: ``t ≤ 0`` or non-finite (naming it).
+        """
+        check_real("ForwardCurve.zero_rate", "t", t, low=0.0)
         t = np.asarray(t, dtype=np.float64)
         return np.reshape(self.overlap(t) @ self.forwards, t.shape) / t
 
     def forward(self, t):
-        """The instantaneous forward ``f(t)`` (at a pillar, ``f(times[i]) = forwards[i]``)."""
+        """The instantaneous forward ``f(t)`` (at a pillar, ``f(times[i]) = forwards[i]``).
+
+        Raises:
+            TypeError: a bool or non-numeric ``t``.
+            ValueError: ``t < 0`` or non-finite (naming it).
+        """
+        check_real("ForwardCurve.forward", "t", t, low=0.0, strict=False)
         t = np.asarray(t, dtype=np.float64)
         i = np.minimum(np.searchsorted(self.times, t, side="left"), self.times.size - 1)
         return self.forwards[i]
@@ -86,7 +110,8 @@ class HestonParams:
     """Heston (1993) parameters: ``dv = κ(θ − v)dt + σ√v dW₂``, ``d⟨W₁, W₂⟩ = ρ dt``, ``v(0) = v0``.
 
     Fields may be arrays (broadcast with the pricer's other arguments, e.g. a batch of parameter
-    sets in :func:`heston_price`).
+    sets in :func:`heston_price`); lists and tuples become arrays, bools are refused. Units:
+    per year (κ per year, θ and v₀ variances per year, σ per √year of variance).
 
     Attributes:
         kappa: mean-reversion speed κ > 0.
@@ -103,6 +128,8 @@ class HestonParams:
     v0: float
 
     def __post_init__(self):
+        for name in _HESTON_FIELDS:
+            object.__setattr__(self, name, as_real(getattr(self, name)))
         for name in ("kappa", "theta", "sigma", "v0"):
             check_real("HestonParams", name, getattr(self, name), low=0.0)
         check_real("HestonParams", "rho", self.rho, low=-1.0, high=1.0)

@@ -39,13 +39,14 @@ def check_real(who, name, x, *, low=None, strict=True, high=None):
         ValueError: non-finite values or values outside the bounds, naming the first offender.
     """
     if isinstance(x, bool | np.bool_):
-        raise TypeError(f"{who}: {name} must be a real number, got bool {x!r}")
+        raise TypeError(f"{who}: {name} must be real numbers (a bool is not one), got {x!r}")
     try:
         v = np.asarray(getval(x))
     except (TypeError, ValueError) as exc:  # ragged lists and the like
         raise TypeError(f"{who}: {name} must be real numbers, got {type(x).__name__}") from exc
     if v.dtype.kind == "b":
-        raise TypeError(f"{who}: {name} must be real numbers, got a bool array")
+        raise TypeError(f"{who}: {name} must be real numbers (a bool is not one), got a bool "
+                        f"array")
     if v.dtype.kind not in "fiu":
         raise TypeError(f"{who}: {name} must be real numbers, got dtype {v.dtype}")
     v = v.astype(np.float64, copy=False)
@@ -78,25 +79,33 @@ def check_broadcast(who, **arrays):
         raise ValueError(f"{who}: arguments do not broadcast together: {listed}") from None
 
 
-def prepare(who, **specs):
+def prepare(who, *, flags=None, **specs):
     """Validate the named numeric arguments of ``who`` once and return them, in order.
 
     Each keyword is ``name=(value, low)``: ``low`` is None (any finite real) or the exclusive
     lower bound; ``name=(value, low, high)`` adds an inclusive upper bound. Lists and tuples
-    become float64 arrays; traced values pass through unchanged. All of them must broadcast
-    together (else ValueError naming the arguments and their shapes).
+    become float64 arrays; traced values pass through unchanged. ``flags`` maps the names of
+    boolean arguments (``is_call``…) to their values: each must be bool (array) and is returned,
+    as a plain bool array, after the numbers. Numbers and flags must broadcast together (else
+    ValueError naming the function, the arguments and their shapes).
 
     Raises:
-        TypeError: a bool, complex or non-numeric value (naming the argument).
+        TypeError: a bool where a number is expected, a non-bool flag, complex or non-numeric
+            values (naming the argument).
         ValueError: non-finite or out-of-range values, or shapes that do not broadcast.
+
+    Example:
+        >>> prepare("f", spot=([100.0, 90.0], 0.0), rate=(0.05, None))
+        (array([100.,  90.]), 0.05)
     """
     out = {}
     for name, spec in specs.items():
         value, low, high = (*spec, None)[:3]
         check_real(who, name, value, low=low, high=high)
         out[name] = as_real(value)
-    check_broadcast(who, **out)
-    return tuple(out.values())
+    bools = {name: check_bool(who, name, value) for name, value in (flags or {}).items()}
+    check_broadcast(who, **out, **bools)
+    return (*out.values(), *bools.values())
 
 
 def check_bool(who, name, x):

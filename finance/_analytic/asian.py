@@ -12,7 +12,7 @@ import numpy as np
 
 from diffsci.scipy.special import ndtr
 
-from .._validate import check_bool, check_real
+from .._validate import prepare
 
 __all__ = ["geometric_asian_price"]
 
@@ -28,6 +28,11 @@ def geometric_asian_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, 
     ``T/3``), so ``V = e^{−rT} w (F_G N(w d₁) − K N(w d₂))`` with ``F_G = E[G]``
     (derivation: ``finance/DERIVATIONS.md`` §GA).
 
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
+
     Args:
         spot, strike, expiry, vol: > 0.
         rate, dividend: r and q (continuous).
@@ -38,7 +43,9 @@ def geometric_asian_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, 
         Prices shaped like the broadcast arguments.
 
     Raises:
-        ValueError: non-finite arguments, spot, strike, expiry or vol ≤ 0, or a bad n_fixings.
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: non-finite arguments, spot, strike, expiry or vol ≤ 0, a bad n_fixings, or
+            arguments that do not broadcast together (naming them).
 
     Example:
         >>> round(float(geometric_asian_price(spot=100.0, strike=95.0, expiry=1.0, rate=0.05,
@@ -49,11 +56,10 @@ def geometric_asian_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, 
         Kemna & Vorst (1990), eq. (A.8); Haug (2007), §4.20.1–4.20.2.
     """
     who = "geometric_asian_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    spot, strike, expiry, rate, dividend, vol, is_call = prepare(
+        who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
+        dividend=(dividend, None), vol=(vol, 0.0), flags={"is_call": is_call})
+    w = np.where(is_call, 1.0, -1.0)
     if n_fixings is None:
         m_frac, v_frac = 0.5, 1.0 / 3.0
     else:

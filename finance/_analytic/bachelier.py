@@ -11,7 +11,7 @@ import numpy as np
 
 from diffsci.scipy.special import ndtr
 
-from .._validate import check_bool, check_real
+from .._validate import prepare
 
 __all__ = ["bachelier_price"]
 
@@ -20,6 +20,10 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 def bachelier_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
     """Bachelier price ``e^{−rT} (w(F − K) N(w d) + σ√T φ(d))`` with ``d = (F − K)/(σ√T)``.
+
+    Units: ``expiry`` in years; ``rate`` continuously compounded, per year; ``vol`` in price
+    units per √year (a normal vol). AD derivatives are per unit of each input: vega per 1.00 of
+    normal vol, rho per 1.00 of rate, ∂/∂expiry per year (theta is −∂V/∂expiry per year).
 
     Args:
         forward: F (any real: the normal model allows negative forwards).
@@ -33,7 +37,9 @@ def bachelier_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
         Prices shaped like the broadcast arguments.
 
     Raises:
-        ValueError: non-finite arguments, or expiry or vol ≤ 0.
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: non-finite arguments, expiry or vol ≤ 0, or arguments that do not
+            broadcast together (naming them).
 
     Example:
         >>> round(float(bachelier_price(forward=100.0, strike=100.0, expiry=1.0, vol=20.0)), 6)
@@ -42,13 +48,10 @@ def bachelier_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
     References:
         Le Floc'h (2016), eq. (2).
     """
-    who = "bachelier_price"
-    check_real(who, "forward", forward)
-    check_real(who, "strike", strike)
-    check_real(who, "expiry", expiry, low=0.0)
-    check_real(who, "vol", vol, low=0.0)
-    check_real(who, "rate", rate)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    forward, strike, expiry, rate, vol, is_call = prepare(
+        "bachelier_price", forward=(forward, None), strike=(strike, None), expiry=(expiry, 0.0),
+        rate=(rate, None), vol=(vol, 0.0), flags={"is_call": is_call})
+    w = np.where(is_call, 1.0, -1.0)
     sd = vol * np.sqrt(expiry)
     d = (forward - strike) / sd
     return np.exp(-rate * expiry) * (w * (forward - strike) * ndtr(w * d)

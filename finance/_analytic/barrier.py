@@ -27,7 +27,7 @@ import numpy as np
 
 from diffsci.scipy.special import log_ndtr, ndtr
 
-from .._validate import check_bool, check_real, plain
+from .._validate import plain, prepare
 from .bsm import _bsm
 
 __all__ = ["barrier_price"]
@@ -36,6 +36,13 @@ __all__ = ["barrier_price"]
 def barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
                   is_down=True, knock_in=False):
     """Continuously monitored single-barrier option (batched, differentiable, no rebate).
+
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
+    Valid down to ``vol`` = 1e-3 and below: the reflected terms are evaluated in log space
+    (``finance/DERIVATIONS.md`` §BA), so no power overflows into ``inf · 0``.
 
     Args:
         spot, strike, barrier, expiry, vol: > 0 (broadcastable).
@@ -48,7 +55,9 @@ def barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol,
         Prices shaped like the broadcast arguments.
 
     Raises:
-        ValueError: invalid arguments, naming them; a spot already at or across the barrier
+        TypeError: a bool, complex or non-numeric number, or a non-bool flag (naming it).
+        ValueError: invalid or non-broadcasting arguments, naming them; a spot already at or
+            across the barrier
             (``spot > barrier`` required when down, ``spot < barrier`` when up).
 
     Example:
@@ -60,14 +69,11 @@ def barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol,
         Haug (2007), §4.17.1; Reiner & Rubinstein (1991).
     """
     who = "barrier_price"
-    for name, x in (("spot", spot), ("strike", strike), ("barrier", barrier),
-                    ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
-    phi = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
-    down = check_bool(who, "is_down", is_down)
-    knock_in = check_bool(who, "knock_in", knock_in)
+    spot, strike, barrier, expiry, rate, dividend, vol, is_call, down, knock_in = prepare(
+        who, spot=(spot, 0.0), strike=(strike, 0.0), barrier=(barrier, 0.0),
+        expiry=(expiry, 0.0), rate=(rate, None), dividend=(dividend, None), vol=(vol, 0.0),
+        flags={"is_call": is_call, "is_down": is_down, "knock_in": knock_in})
+    phi = np.where(is_call, 1.0, -1.0)
     s_p, h_p = np.broadcast_arrays(plain(spot), plain(barrier))
     down_b = np.broadcast_to(down, np.broadcast_shapes(down.shape, s_p.shape))
     s_b, h_b = np.broadcast_to(s_p, down_b.shape), np.broadcast_to(h_p, down_b.shape)

@@ -13,7 +13,7 @@ import numpy as np
 
 from diffsci.scipy.special import ndtr
 
-from .._validate import check_bool, check_real
+from .._validate import prepare
 
 __all__ = ["bsm_price"]
 
@@ -23,6 +23,11 @@ def bsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
 
     ``V = w (S e^{−qT} N(w d₁) − K e^{−rT} N(w d₂))`` with ``w = ±1`` for call/put,
     ``d₁,₂ = (ln(S/K) + (r − q ± σ²/2) T) / (σ√T)``. All arguments broadcast together.
+
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
 
     Args:
         spot: S > 0.
@@ -37,7 +42,9 @@ def bsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
         The prices, shaped like the broadcast arguments.
 
     Raises:
-        ValueError: a non-finite argument, or spot, strike, expiry or vol ≤ 0 (naming it).
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: a non-finite argument, spot, strike, expiry or vol ≤ 0 (naming it), or
+            arguments that do not broadcast together.
 
     Example:
         >>> float(bsm_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2))
@@ -46,12 +53,10 @@ def bsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
     References:
         Hull, *Options, Futures, and Other Derivatives*, 10th ed., eqs. (17.4)–(17.5).
     """
-    who = "bsm_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    spot, strike, expiry, rate, dividend, vol, is_call = prepare(
+        "bsm_price", spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0),
+        rate=(rate, None), dividend=(dividend, None), vol=(vol, 0.0), flags={"is_call": is_call})
+    w = np.where(is_call, 1.0, -1.0)
     return _bsm(spot, strike, expiry, rate, dividend, vol, w)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from diffsci.scipy.special import ndtr
 
-from .._validate import check_bool, check_real
+from .._validate import prepare
 
 __all__ = ["digital_price"]
 
@@ -21,6 +21,11 @@ def digital_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=
     """Cash-or-nothing digital: pays ``payout`` if ``S_T > K`` (call) or ``S_T < K`` (put).
 
     ``V = payout · e^{−rT} N(w d₂)``, ``d₂ = (ln(S/K) + (r − q − σ²/2)T)/(σ√T)``.
+
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
 
     Args:
         spot, strike, expiry, vol: > 0.
@@ -32,7 +37,9 @@ def digital_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=
         Prices shaped like the broadcast arguments.
 
     Raises:
-        ValueError: non-finite arguments, or spot, strike, expiry or vol ≤ 0.
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: non-finite arguments, spot, strike, expiry or vol ≤ 0, or arguments that
+            do not broadcast together (naming them).
 
     Example:
         >>> round(float(digital_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05,
@@ -42,12 +49,11 @@ def digital_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=
     References:
         Haug (2007), §4.19.2.
     """
-    who = "digital_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    for name, x in (("rate", rate), ("dividend", dividend), ("payout", payout)):
-        check_real(who, name, x)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    spot, strike, expiry, rate, dividend, vol, payout, is_call = prepare(
+        "digital_price", spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0),
+        rate=(rate, None), dividend=(dividend, None), vol=(vol, 0.0), payout=(payout, None),
+        flags={"is_call": is_call})
+    w = np.where(is_call, 1.0, -1.0)
     sd = vol * np.sqrt(expiry)
     d2 = (np.log(spot / strike) + (rate - dividend) * expiry) / sd - 0.5 * sd
     return payout * np.exp(-rate * expiry) * ndtr(w * d2)

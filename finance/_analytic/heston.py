@@ -54,7 +54,7 @@ from diffsci.extend import getval
 from diffsci.scipy.special import ndtr
 
 from .._model import HestonParams
-from .._validate import check_bool, plain, prepare
+from .._validate import check_broadcast, prepare
 
 _FIELDS = ("kappa", "theta", "sigma", "rho", "v0")
 
@@ -273,13 +273,13 @@ def heston_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_cal
     who = "heston_price"
     if not isinstance(params, HestonParams):
         raise TypeError(f"{who}: params must be a HestonParams, got {type(params).__name__}")
-    spot, strike, expiry, rate, dividend = prepare(
+    spot, strike, expiry, rate, dividend, is_call = prepare(
         who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
-        dividend=(dividend, None))
-    is_call = check_bool(who, "is_call", is_call)
+        dividend=(dividend, None), flags={"is_call": is_call})
     pars = [getattr(params, f) for f in _FIELDS]
-    shape = np.broadcast_shapes(*(np.shape(plain(x)) for x in (spot, strike, expiry, rate,
-                                                                dividend, *pars)), is_call.shape)
+    shape = check_broadcast(who, spot=spot, strike=strike, expiry=expiry, rate=rate,
+                            dividend=dividend, is_call=is_call,
+                            **{f"params.{f}": x for f, x in zip(_FIELDS, pars)})
     k = np.log(spot / strike) + (rate - dividend) * expiry
     w = integrated_variance(expiry, params.kappa, params.theta, params.v0)
     integral = _integral(k, expiry, w, pars, shape)

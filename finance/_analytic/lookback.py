@@ -27,7 +27,7 @@ import numpy as np
 
 from diffsci.scipy.special import log_ndtr, ndtr
 
-from .._validate import check_bool, check_real, plain
+from .._validate import check_real, plain, prepare
 
 __all__ = ["BGK_BETA", "lookback_price"]
 
@@ -40,6 +40,13 @@ B_EPS = 1e-5
 def lookback_price(*, spot, strike=None, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
                    monitoring_dt=None):
     """Price of a lookback option written today (batched, differentiable).
+
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
+    ``monitoring_dt`` in years. Valid down to ``vol`` = 1e-3 and below (log-space terms,
+    ``finance/DERIVATIONS.md`` §LB).
 
     Args:
         spot, expiry, vol: > 0.
@@ -57,20 +64,24 @@ def lookback_price(*, spot, strike=None, expiry, rate=0.0, dividend=0.0, vol, is
         Prices shaped like the broadcast arguments.
 
     Raises:
-        ValueError: non-finite arguments, or spot, strike, expiry, vol or monitoring_dt ≤ 0.
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
+        ValueError: non-finite arguments, spot, strike, expiry, vol or monitoring_dt ≤ 0, or
+            arguments that do not broadcast together (naming them).
 
     Example:
         >>> round(float(lookback_price(spot=100.0, expiry=1.0, rate=0.05, vol=0.2)), 4)
         17.2168
     """
     who = "lookback_price"
-    for name, x in (("spot", spot), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
     if strike is not None:
-        check_real(who, "strike", strike, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
-    call = check_bool(who, "is_call", is_call)
+        spot, strike, expiry, rate, dividend, vol, call = prepare(
+            who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0),
+            rate=(rate, None), dividend=(dividend, None), vol=(vol, 0.0),
+            flags={"is_call": is_call})
+    else:
+        spot, expiry, rate, dividend, vol, call = prepare(
+            who, spot=(spot, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
+            dividend=(dividend, None), vol=(vol, 0.0), flags={"is_call": is_call})
     b = rate - dividend
     small = np.abs(plain(b)) < B_EPS
     if monitoring_dt is not None:

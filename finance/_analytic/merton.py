@@ -13,7 +13,7 @@ from scipy.stats import poisson
 
 from diffsci.scipy.special import ndtr
 
-from .._validate import check_bool, check_real, plain
+from .._validate import check_real, plain, prepare
 
 __all__ = ["MERTON_MAX_TERMS", "merton_jump_price"]
 
@@ -37,6 +37,12 @@ def merton_jump_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump
     probability and each put term ≤ ``K e^{−rT}`` times a ``Poisson(λT)`` one, so the truncation
     error is ≤ ``tol · max(S e^{−qT}, K e^{−rT})``. ``N`` is one integer for the whole batch.
 
+    Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;
+    ``vol`` per √year (0.2 is 20 %). AD derivatives are per unit of each input: vega per 1.00 of
+    vol (÷ 100 for a vol point), rho per 1.00 of rate, ∂/∂expiry per year (theta, as
+    :func:`finance.greeks` reports it, is −∂V/∂expiry per year).
+    ``jump_intensity`` is per year; ``jump_mean`` and ``jump_vol`` are in log-price units.
+
     Args:
         spot, strike, expiry, vol: > 0.
         rate, dividend: r and q (continuous).
@@ -50,8 +56,10 @@ def merton_jump_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump
         Prices shaped like the broadcast arguments.
 
     Raises:
+        TypeError: a bool, complex or non-numeric number, or a non-bool is_call (naming it).
         ValueError: non-finite arguments; spot, strike, expiry or vol ≤ 0; jump_intensity or
-            jump_vol < 0; or a series that would need more than ``MERTON_MAX_TERMS`` terms.
+            jump_vol < 0; arguments that do not broadcast together; or a series that would need
+            more than ``MERTON_MAX_TERMS`` terms.
 
     Example:
         >>> round(float(merton_jump_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05,
@@ -63,14 +71,15 @@ def merton_jump_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump
         Merton (1976), eq. (16); Hull (10th ed.), §27.1, eq. (27.1).
     """
     who = "merton_jump_price"
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    for name, x in (("rate", rate), ("dividend", dividend), ("jump_mean", jump_mean)):
-        check_real(who, name, x)
+    (spot, strike, expiry, rate, dividend, vol, jump_intensity, jump_mean, jump_vol,
+     is_call) = prepare(
+        who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
+        dividend=(dividend, None), vol=(vol, 0.0), jump_intensity=(jump_intensity, None),
+        jump_mean=(jump_mean, None), jump_vol=(jump_vol, None), flags={"is_call": is_call})
     for name, x in (("jump_intensity", jump_intensity), ("jump_vol", jump_vol)):
         check_real(who, name, x, low=0.0, strict=False)
     check_real(who, "tol", tol, low=0.0, high=0.5)
-    w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
+    w = np.where(is_call, 1.0, -1.0)
     k = np.exp(jump_mean + 0.5 * jump_vol**2) - 1.0
     n_max = _n_terms(plain(jump_intensity) * plain(expiry), plain(k), float(tol), who)
     lt = jump_intensity * expiry
