@@ -24,8 +24,9 @@ variance,
 (the variance becomes deterministic and ``x_T`` Gaussian with variance ``w``), so the price is
 continuous into that limit, and the poles of ``1/α`` at ``u = ±i/2`` cancel.
 
-Quadrature (HS5–HS6): the integral runs along the ray ``u = r e^{iϑ}`` (the integrand is
-analytic in the wedge between it and the real axis and decays on the arc), with ϑ of the sign of
+Quadrature (HS5–HS6): the integral runs along the ray ``u = r e^{iϑ}`` (the integrand decays on
+the arc of the wedge between it and the real axis, and is analytic inside: checked numerically,
+not proven — ``finance/DERIVATIONS.md`` §HS), with ϑ of the sign of
 ``k`` so that ``e^{iuk}`` decays instead of oscillating; on composite Gauss–Legendre panels
 (``QUAD_NODES`` nodes) whose edges are chosen per option from plain values: geometric from
 ``min(L, 1)/16`` (``L = 1/√w``, the width of the bulk) up to where the integrand bound falls
