@@ -19,7 +19,7 @@ import numpy as np
 import diffsci as ds
 
 from ._analytic.basket import _validate
-from ._mc import MCGreek, MCResult
+from ._mc import MCGreek, MCResult, as_enum
 from ._validate import check_bool, plain
 
 __all__ = ["Basket", "basket_mc_greeks", "basket_mc_price"]
@@ -43,8 +43,7 @@ def _setup(who, kw):
     _validate(who, d, spots, weights, kw["strike"], kw["expiry"], kw["rate"], kw["dividends"],
               vols, corr)
     w = 1.0 if bool(check_bool(who, "is_call", kw["is_call"])) else -1.0
-    if not isinstance(kw["basket"], Basket):
-        raise TypeError(f"{who}: basket must be a finance.Basket, got {kw['basket']!r}")
+    kw["basket"] = as_enum(who, "basket", kw["basket"], Basket)
     n_paths, anti = kw["n_paths"], bool(kw["antithetic"])
     if not (isinstance(n_paths, int | np.integer) and n_paths >= 2):
         raise ValueError(f"{who}: n_paths must be an int >= 2, got {n_paths!r}")
@@ -109,7 +108,7 @@ def basket_mc_price(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, 
     kw = dict(locals())
     spots, vols, weights, corr, w, z, anti = _setup("basket_mc_price", kw)
     s = _samples(spots, vols, rate, weights, corr, z, anti, strike=strike, expiry=expiry,
-                 dividends=dividends, w=w, basket=basket)
+                 dividends=dividends, w=w, basket=kw["basket"])
     se = float(np.std(plain(s), ddof=1) / np.sqrt(len(z)))
     return MCResult(price=np.mean(s), stderr=se, n_samples=len(z))
 
@@ -137,7 +136,7 @@ def basket_mc_greeks(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0,
     def samples(th):
         return _samples(th[:d], th[d:2 * d], th[2 * d], plain(weights), plain(corr), z, anti,
                         strike=float(plain(strike)), expiry=float(plain(expiry)),
-                        dividends=plain(dividends), w=w, basket=basket)
+                        dividends=plain(dividends), w=w, basket=kw["basket"])
 
     s = plain(samples(theta))
     jac = plain(ds.jacfwd(samples)(theta))                 # (n_samples, 2d + 1)

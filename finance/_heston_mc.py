@@ -32,7 +32,7 @@ from diffsci.devices import check_device
 from diffsci.scipy.special import ndtr
 
 from ._kernels import HESTON_MAX_STEPS
-from ._mc import MCResult, greek_results
+from ._mc import MCResult, as_enum, greek_results
 from ._model import HestonParams
 from ._ops import McConfig, heston_samples
 from ._validate import check_bool, check_real, plain
@@ -86,6 +86,7 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
     """
     who = "heston_mc_price"
     cfg = _check(who, locals())
+    scheme = as_enum(who, "scheme", scheme, HestonScheme)
     if scheme is HestonScheme.FULL_TRUNCATION:
         samples = heston_samples(spot, strike, expiry, rate, dividend, params.kappa,
                                  params.theta, params.sigma, params.rho, params.v0, cfg)
@@ -165,8 +166,7 @@ def _check(who, kw):
         if np.shape(plain(getattr(params, f))) != ():
             raise ValueError(f"{who}: params.{f} must be a scalar, got shape "
                              f"{np.shape(plain(getattr(params, f)))}")
-    if not isinstance(scheme, HestonScheme):
-        raise TypeError(f"{who}: scheme must be a finance.HestonScheme, got {scheme!r}")
+    scheme = as_enum(who, "scheme", scheme, HestonScheme)
     call = check_bool(who, "is_call", kw["is_call"])
     if call.shape != ():
         raise ValueError(f"{who}: is_call must be a scalar bool, got shape {call.shape}")

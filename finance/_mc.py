@@ -159,6 +159,28 @@ def greek_results(names, est, se, n_samples, sign=None, dof=None):
             for k, s, e, v in zip(names, sign, est, se)}
 
 
+def as_enum(who, name, value, kind):
+    """``value`` as a member of the enum ``kind``: a member, or its name or value as a string in
+    any case (``"asian"``, ``"ASIAN"``, ``"likelihood_ratio"``, ``"likelihood-ratio"``).
+
+    Raises:
+        TypeError: neither a member nor a string (naming the function and argument).
+        ValueError: a string that names no member, listing the accepted ones.
+    """
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        for member in kind:
+            if member.name.lower() == key or str(member.value).lower() == key:
+                return member
+        accepted = ", ".join(repr(m.name.lower()) for m in kind)
+        raise ValueError(f"{who}: {name} must be a finance.{kind.__name__} or one of {accepted}, "
+                         f"got {value!r}")
+    raise TypeError(f"{who}: {name} must be a finance.{kind.__name__} or its name as a string, "
+                    f"got {type(value).__name__} {value!r}")
+
+
 def _config(who, kw):
     """Validate the keyword arguments; return (args tuple, McConfig)."""
     for name in ("spot", "strike", "expiry", "vol"):
@@ -172,9 +194,7 @@ def _config(who, kw):
     is_call = check_bool(who, "is_call", kw["is_call"])
     if is_call.shape != ():
         raise ValueError(f"{who}: is_call must be a scalar bool, got shape {is_call.shape}")
-    product = kw["product"]
-    if not isinstance(product, Product):
-        raise TypeError(f"{who}: product must be a finance.Product, got {product!r}")
+    product = kw["product"] = as_enum(who, "product", kw["product"], Product)
     n_paths, n_steps = kw["n_paths"], kw["n_steps"]
     antithetic = kw["antithetic"]
     antithetic = not kw.get("qmc", False) if antithetic is None else bool(antithetic)
@@ -205,7 +225,8 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
     Args:
         spot, strike, expiry, vol: scalars > 0; rate, dividend: scalars (continuous).
         is_call: scalar bool.
-        product: a :class:`Product`.
+        product: a :class:`Product` or its name (``"european"``, ``"asian"``, ``"digital"``,
+            ``"geometric_asian"``).
         n_paths: simulated paths (even with ``antithetic``; pairs count as one sample).
         n_steps: monitoring dates (Asian average) or steps to expiry (the exact GBM solution is
             used, so European prices do not depend on it).
@@ -358,9 +379,7 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
 def _first_order_greeks(args, cfg, estimator, qmc, qmc_replicates, control_variate, n_paths):
     names = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho", "vega")
     sign = np.array([1, 1, 1, -1, 1, 1, 1.0])
-    if not isinstance(estimator, GreekEstimator):
-        raise TypeError(f"mc_greeks: estimator must be a finance.GreekEstimator, got "
-                        f"{estimator!r}")
+    estimator = as_enum("mc_greeks", "estimator", estimator, GreekEstimator)
     if estimator is GreekEstimator.LIKELIHOOD_RATIO:
         if qmc or control_variate or cfg.device != "cpu":
             raise ValueError("mc_greeks: estimator=LIKELIHOOD_RATIO runs on the CPU kernel "

@@ -32,7 +32,7 @@ from diffsci.extend import is_tracer
 
 from . import _kernels
 from ._analytic.bsm import _bsm
-from ._validate import check_bool, check_real, plain
+from ._validate import check_bool, check_broadcast, plain, prepare
 
 __all__ = ["TREE_GREEKS", "tree_greeks", "tree_price"]
 
@@ -58,15 +58,17 @@ TREE_GREEKS = {
 
 
 def _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every):
-    for name, x in (("spot", spot), ("strike", strike), ("expiry", expiry), ("vol", vol)):
-        check_real(who, name, x, low=0.0)
-    check_real(who, "rate", rate)
-    check_real(who, "dividend", dividend)
+    """Check the arguments once; return ``(args, w, n, shape)`` with lists/tuples as arrays."""
+    args = prepare(who, spot=(spot, 0.0), strike=(strike, 0.0), expiry=(expiry, 0.0),
+                   rate=(rate, None), dividend=(dividend, None), vol=(vol, 0.0))
     w = np.where(check_bool(who, "is_call", is_call), 1.0, -1.0)
     for name, x, lo in (("n_steps", n_steps, 2), ("exercise_every", exercise_every, 1)):
         if isinstance(x, bool) or not (isinstance(x, int | np.integer) and x >= lo):
             raise ValueError(f"{who}: {name} must be an int >= {lo}, got {x!r}")
+    shape = check_broadcast(who, **dict(zip(("spot", "strike", "expiry", "rate", "dividend",
+                                             "vol"), args)), is_call=w)
     n = int(n_steps)
+    _, _, expiry, rate, dividend, vol = args
     dt = plain(expiry) / n
     step = plain(vol) * np.sqrt(dt)
     growth = np.exp((plain(rate) - plain(dividend)) * dt)
@@ -74,14 +76,7 @@ def _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, 
     if np.any((p <= 0) | (p >= 1)):
         raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
                          f"(0, 1), got {float(np.min(p))!r}..{float(np.max(p))!r}; increase it")
-    args = (spot, strike, expiry, rate, dividend, vol)
-    try:
-        shape = np.broadcast_shapes(*(np.shape(plain(a)) for a in args), w.shape)
-    except ValueError:
-        raise ValueError(f"{who}: the shapes of spot, strike, expiry, rate, dividend, vol and "
-                         f"is_call do not broadcast: "
-                         f"{[np.shape(plain(a)) for a in args] + [w.shape]}") from None
-    return w, n, shape
+    return args, w, n, shape
 
 
 #: Batches of at least this many lattice nodes in all run options in parallel (Numba threads);
@@ -148,8 +143,8 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
         Cox, Ross & Rubinstein (1979); Broadie & Detemple (1996), §2.
     """
     who = "tree_price"
-    w, n, shape = _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps,
-                            exercise_every)
+    (spot, strike, expiry, rate, dividend, vol), w, n, shape = _validate(
+        who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every)
     traced = any(is_tracer(a) for a in (spot, strike, expiry, rate, dividend, vol))
     if not traced:
         flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
@@ -198,8 +193,8 @@ def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fa
         P. Glasserman, "Smoking adjoints", Risk (2006) (the adjoint of a backward induction).
     """
     who = "tree_greeks"
-    w, n, shape = _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps,
-                            exercise_every)
+    (spot, strike, expiry, rate, dividend, vol), w, n, shape = _validate(
+        who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every)
     flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
     size = flat[0].size
     nodes = int(_kernels.tree_nodes(n, bool(smooth)))

@@ -120,7 +120,8 @@ def test_cuda_adjoint_matches_cpu():
 @pytest.mark.parametrize("bad,match", [
     (dict(strike=np.array([90.0, 100.0])), "strike must be a scalar"),
     (dict(expiry=0.0), "expiry must be > 0"), (dict(params=(1, 2, 3, 4, 5)), "HestonParams"),
-    (dict(scheme="qe"), "HestonScheme"), (dict(n_paths=3), "n_paths must be even"),
+    (dict(scheme="quadratic"), "HestonScheme"), (dict(scheme=1), "HestonScheme"),
+    (dict(n_paths=3), "n_paths must be even"),
     (dict(n_steps=0), "n_steps must be an int >= 1"),
     (dict(device="cuda"), "needs scheme=HestonScheme.FULL_TRUNCATION"),
     (dict(spot=-1.0), "spot must be > 0"), (dict(strike=0.0), "strike must be > 0")])

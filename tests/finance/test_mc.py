@@ -113,7 +113,8 @@ def test_digital_smoothing_gives_nonzero_greeks_and_reports_bias():
     (dict(spot=np.array([1.0, 2.0])), ValueError, "spot must be a scalar"),
     (dict(n_paths=3), ValueError, "n_paths must be even"),
     (dict(n_steps=0), ValueError, "n_steps must be an int >= 1"),
-    (dict(product="asian"), TypeError, "product must be a finance.Product"),
+    (dict(product="asain"), ValueError, "product must be a finance.Product or one of"),
+    (dict(product=1.0), TypeError, "product must be a finance.Product"),
     (dict(device="tpu"), ValueError, "device")])
 def test_bad_input(kw, err, match):
     with pytest.raises(err, match=match):
@@ -218,5 +219,7 @@ def test_likelihood_ratio_refusals():
     lr = finance.GreekEstimator.LIKELIHOOD_RATIO
     with pytest.raises(ValueError, match="LIKELIHOOD_RATIO runs on the CPU kernel"):
         finance.mc_greeks(**KW, estimator=lr, control_variate=True, n_paths=100)
-    with pytest.raises(TypeError, match="estimator must be a finance.GreekEstimator"):
+    with pytest.raises(ValueError, match="estimator must be a finance.GreekEstimator or one of"):
         finance.mc_greeks(**KW, estimator="lr", n_paths=100)
+    with pytest.raises(TypeError, match="estimator must be a finance.GreekEstimator"):
+        finance.mc_greeks(**KW, estimator=2, n_paths=100)
