@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT, K_SWAP, K_X
+from ._kernels import K_DIAG, K_MAT1, K_MAT2, K_MATN, K_PHASE, K_ROT, K_SWAP, K_X
 
 _S2 = 1.0 / np.sqrt(2.0)
 
@@ -143,7 +143,7 @@ def _phase(bits, paulis):
 
 
 def _unitary(bits, paulis):  # the matrix is attached by the compiler (Operation.matrix)
-    return [Elementary(K_MAT1 if len(bits) == 1 else K_MAT2, bits)]
+    return [Elementary(K_MAT1 if len(bits) == 1 else K_MAT2 if len(bits) == 2 else K_MATN, bits)]
 
 
 #: name -> GateSpec. For controlled names (CNOT, CRX, Toffoli ...) the *leading* wires of a gate's

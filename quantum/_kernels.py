@@ -50,7 +50,10 @@ K_PHASE = 6  # exp(i phi) on amplitudes with all bits of cmask set: PhaseShift, 
 K_CHAN = 7  # a channel's superoperator mats[g] on (bit0 = row bit, bit1 = column bit) of vec(rho)
 K_CHAN2 = 8  # a two-wire channel's 16×16 superoperator on bits ints[g, :4] = (row w0, row w1,
 #              col w0, col w1); its rows are the 16 K_DATA rows that follow (mats[g + 1 + r])
-K_DATA = 9  # payload of the K_CHAN2 row above it; every kernel skips it
+K_DATA = 9  # payload of the K_CHAN2 or K_MATN row above it; every kernel skips it
+K_MATN = 10  # a k-qubit matrix (k >= 3) on the bits of ints[g, 3], controlled by cmask; local
+#              index bit t = the t-th lowest target bit; its 4**k entries, row-major, are the
+#              K_DATA rows that follow (16 per row: mats[g + 1 + e // 16].flat[e % 16])
 
 PARAM_KINDS = (K_ROT, K_PHASE)
 
@@ -365,6 +368,10 @@ def run_forward(psi, kinds, ints, mats, pidx, scale, offset, theta):
     while g < kinds.size:
         if kinds[g] == K_CHAN2:
             apply_chan2(psi, ints[g], mats, g, False)
+            g += 1
+            continue
+        if kinds[g] == K_MATN:
+            apply_matn(psi, ints[g], mats, g, False)
             g += 1
             continue
         bit = _is_rot1(kinds[g], ints[g])
@@ -943,6 +950,11 @@ def adjoint_sweep(psi, lam, kinds, ints, mats, pidx, scale, offset, theta, grad)
         kind = kinds[g]
         row = ints[g]
         cbit = 0
+        if kind == K_MATN:
+            apply_matn(psi, row, mats, g, True)
+            apply_matn(lam, row, mats, g, True)
+            g -= 1
+            continue
         if kind == K_X and row[2] != 0 and (row[2] & (row[2] - 1)) == 0:  # CNOT
             if row[2] > (1 << row[0]) and g >= 1 and _is_rot1(kinds[g - 1], ints[g - 1]) == (
                     1 << row[0]):  # its target's rotations next: one pass for all (eq. A10)
@@ -1095,6 +1107,55 @@ def adjoint_sweep_batch(psis, lams, kinds, ints, mats, pidx, scale, offset, thet
 
 
 @njit(cache=True)
+def apply_matn(psi, ints, mats, g, inverse):
+    """psi <- U psi (``inverse``: U† psi) for the K_MATN row g: a 2**k × 2**k matrix on the k
+    bits of ints[3] (local index bit t = the t-th lowest of them), where all cmask bits are set.
+    """
+    tmask = ints[3]
+    cmask = ints[2]
+    k = 0
+    for b in range(63):
+        if (tmask >> b) & 1:
+            k += 1
+    d = 1 << k
+    bits = np.empty(k, np.int64)
+    t = 0
+    for b in range(63):
+        if (tmask >> b) & 1:
+            bits[t] = b
+            t += 1
+    u = np.empty((d, d), np.complex128)
+    for r in range(d):
+        for c in range(d):
+            e = r * d + c
+            q = e & 15
+            v = mats[g + 1 + (e >> 4), q >> 2, q & 3]
+            if inverse:
+                u[c, r] = np.conj(v)
+            else:
+                u[r, c] = v
+    offs = np.zeros(d, np.int64)
+    for a in range(d):
+        for t in range(k):
+            if (a >> t) & 1:
+                offs[a] += 1 << bits[t]
+    v = np.empty(d, np.complex128)
+    for m in range(psi.size >> k):
+        base = m
+        for t in range(k):
+            base = _insert0(base, bits[t])
+        if (base & cmask) != cmask:
+            continue
+        for a in range(d):
+            v[a] = psi[base + offs[a]]
+        for r in range(d):
+            acc = 0.0j
+            for c in range(d):
+                acc += u[r, c] * v[c]
+            psi[base + offs[r]] = acc
+
+
+@njit(cache=True)
 def apply_chan2(psi, ints, mats, g, adjoint):
     """vec(rho) <- S vec(rho) (``adjoint``: S^H) for the K_CHAN2 row g (eq. N4).
 
@@ -1132,6 +1193,9 @@ def run_forward_record(psi, kinds, ints, mats, pidx, scale, offset, theta, snaps
     """:func:`run_forward`, saving the state before each channel row into ``snaps[s]``."""
     s = 0
     for g in range(kinds.size):
+        if kinds[g] == K_MATN:
+            apply_matn(psi, ints[g], mats, g, False)
+            continue
         if kinds[g] == K_CHAN or kinds[g] == K_CHAN2:
             snaps[s, :] = psi
             s += 1
@@ -1159,6 +1223,10 @@ def adjoint_sweep_mixed(psi, lam, kinds, ints, mats, pidx, scale, offset, theta,
             else:
                 apply_op(lam, kind, ints[g], mats[g], 0.0, True)
             continue
+        if kind == K_MATN:
+            apply_matn(psi, ints[g], mats, g, True)
+            apply_matn(lam, ints[g], mats, g, True)
+            continue
         phi = _angle(g, pidx, scale, offset, theta)
         if pidx[g] >= 0:
             d = generator_inner(lam, psi, kind, ints[g]).real
@@ -1178,6 +1246,10 @@ def tangent_sweep(psi, dpsi, kinds, ints, mats, pidx, scale, offset, theta, dthe
         if kind == K_CHAN2:
             apply_chan2(psi, ints[g], mats, g, False)
             apply_chan2(dpsi, ints[g], mats, g, False)
+            continue
+        if kind == K_MATN:
+            apply_matn(psi, ints[g], mats, g, False)
+            apply_matn(dpsi, ints[g], mats, g, False)
             continue
         phi = _angle(g, pidx, scale, offset, theta)
         row = ints[g]
@@ -1210,6 +1282,12 @@ def adjoint_tangent_sweep(psi, lam, dpsi, dlam, kinds, ints, mats, pidx, scale, 
     """
     for g in range(kinds.size - 1, -1, -1):
         kind = kinds[g]
+        if kind == K_MATN:
+            apply_matn(psi, ints[g], mats, g, True)
+            apply_matn(lam, ints[g], mats, g, True)
+            apply_matn(dpsi, ints[g], mats, g, True)
+            apply_matn(dlam, ints[g], mats, g, True)
+            continue
         phi = _angle(g, pidx, scale, offset, theta)
         if pidx[g] >= 0:
             k = pidx[g]

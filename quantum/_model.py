@@ -27,6 +27,7 @@ from ._kernels import (
     K_DATA,
     K_MAT1,
     K_MAT2,
+    K_MATN,
     K_PHASE,
     K_ROT,
     K_SWAP,
@@ -436,7 +437,9 @@ class Circuit:
         return self.append("PauliRot", wires, (angle,), controls=controls, paulis=paulis)
 
     def unitary(self, wires, matrix, *, controls=()):
-        """An arbitrary 1- or 2-qubit unitary (checked: max |U†U - I| <= UNITARY_ATOL)."""
+        """An arbitrary unitary on 1 to MAX_UNITARY_WIRES wires (checked: max |U†U - I| <=
+        UNITARY_ATOL); ``matrix`` is 2**k × 2**k on ``wires`` in order, the first the most
+        significant."""
         return self.append("QubitUnitary", wires, (), controls=controls, matrix=matrix)
 
     # ------------------------------------------------------------------ noise channels
@@ -639,9 +642,14 @@ class Circuit:
                 f"n_params={self.n_params})")
 
 
+#: The most wires a QubitUnitary acts on (a 2**k × 2**k matrix, 4**k / 16 payload rows).
+MAX_UNITARY_WIRES = 8
+
+
 def _check_unitary(what: str, matrix, n_wires: int) -> np.ndarray:
-    if n_wires not in (1, 2):
-        raise ValueError(f"{what}: arbitrary unitaries act on 1 or 2 wires; got {n_wires}.")
+    if not 1 <= n_wires <= MAX_UNITARY_WIRES:
+        raise ValueError(f"{what}: arbitrary unitaries act on 1 to {MAX_UNITARY_WIRES} wires; "
+                         f"got {n_wires}.")
     try:
         u = np.array(matrix, dtype=np.complex128)
     except TypeError as exc:
@@ -768,6 +776,8 @@ def _touched(kind: int, row) -> int:
         return (1 << b0) | (1 << b1) | cmask
     if kind == K_CHAN2:  # (row w0, row w1, column w0, column w1)
         return (1 << b0) | (1 << b1) | (1 << cmask) | (1 << xmask)
+    if kind == K_MATN:  # the target mask and the controls
+        return xmask | cmask
     if kind == K_DATA:
         return 0
     return (1 << b0) | cmask
@@ -854,6 +864,25 @@ def _attach_cnots(kinds, ints) -> list[int]:
     return out
 
 
+def _matn_rows(matrix: np.ndarray, wires, n: int, cmask: int):
+    """The K_MATN row and its K_DATA rows of a k-qubit matrix on ``wires`` (k >= 3): the matrix
+    permuted so that local index bit t is the t-th lowest target bit (the wires sorted: the
+    first the most significant), its entries row-major, 16 per 4×4 K_DATA slot."""
+    k = len(wires)
+    order = np.argsort(wires)  # ascending wires = descending bits: the kernel's local order
+    u = np.asarray(matrix).reshape((2,) * (2 * k)).transpose(
+        list(order) + [k + i for i in order]).reshape(1 << k, 1 << k)
+    flat = u.reshape(-1)
+    tmask = sum(1 << (n - 1 - w) for w in wires)
+    rows = (flat.size + 15) // 16
+    data = np.zeros((rows, 16), np.complex128)
+    data.reshape(-1)[: flat.size] = flat
+    kinds = [K_MATN] + [K_DATA] * rows
+    ints = [(0, 0, cmask, tmask, 0, 0)] + [(0,) * 6] * rows
+    mats = [np.zeros((4, 4), np.complex128)] + [r.reshape(4, 4) for r in data]
+    return kinds, ints, mats
+
+
 def compile_program(circuit: Circuit) -> Program:
     """Compile a circuit's gates into a :class:`Program` of elementary operations."""
     n = circuit.n_qubits
@@ -868,6 +897,15 @@ def compile_program(circuit: Circuit) -> Program:
         else:  # a two-wire channel: a K_CHAN2 row, then its 16×16 superoperator in 16 K_DATA rows
             elementary = [Elementary(K_CHAN2, bits)] + [
                 Elementary(K_DATA, (0,), matrix=row.reshape(4, 4)) for row in op.matrix]
+        if elementary and elementary[0].kind == K_MATN:  # a K_MATN row, then its 4**k entries
+            kinds_, ints_, mats_ = _matn_rows(op.matrix, op.wires, n, cmask)
+            kinds += kinds_
+            ints += ints_
+            mats += mats_
+            pidx += [-1] * len(kinds_)
+            scale += [0.0] * len(kinds_)
+            offset += [0.0] * len(kinds_)
+            continue
         for e in elementary:
             m = np.zeros((4, 4), np.complex128)
             mat = op.matrix if e.kind in (K_MAT1, K_MAT2) and e.matrix is None else e.matrix

@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from ._kernels import K_CHAN, K_CHAN2, K_DATA, K_DIAG, K_MAT1, K_MAT2, K_PHASE, K_ROT
+from ._kernels import K_CHAN, K_CHAN2, K_DATA, K_DIAG, K_MAT1, K_MAT2, K_MATN, K_PHASE, K_ROT
 
 #: The largest register simulated as a density matrix (a 2n-qubit vector: 4**10 amplitudes).
 MAX_DENSITY_QUBITS = 10
@@ -141,9 +141,28 @@ def compile_mixed(program):
     """
     n = program.n_qubits
     kinds, ints, mats, pidx, scale, offset = [], [], [], [], [], []
+    data_of_matn = False
     for g in range(program.kinds.size):
         kind = int(program.kinds[g])
         b0, b1, cm, xm, zm, ny = (int(v) for v in program.ints[g])
+        if kind == K_MATN:  # U on the row copy, conj U on the column copy, each with its data
+            end = g + 1
+            while end < program.kinds.size and program.kinds[end] == K_DATA:
+                end += 1
+            for row in (True, False):
+                sh = n if row else 0
+                kinds += [K_MATN] + [K_DATA] * (end - g - 1)
+                ints += [(0, 0, cm << sh, xm << sh, 0, 0)] + [(0,) * 6] * (end - g - 1)
+                mats += [program.mats[g]] + [program.mats[d] if row else program.mats[d].conj()
+                                             for d in range(g + 1, end)]
+                pidx += [-1] * (end - g)
+                scale += [0.0] * (end - g)
+                offset += [0.0] * (end - g)
+            data_of_matn = True
+            continue
+        if kind == K_DATA and data_of_matn:
+            continue  # emitted with its K_MATN row
+        data_of_matn = False
         if kind in (K_CHAN, K_CHAN2, K_DATA):  # channel rows act once, on (row, column) bits
             kinds.append(kind)
             ints.append((b0 + n, b0, 0, 0, 0, 0) if kind == K_CHAN else

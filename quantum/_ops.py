@@ -51,6 +51,12 @@ def _zero_states(n_qubits: int, batch: tuple[int, ...]) -> np.ndarray:
     return psi
 
 
+def _no_matn_on_cuda(program: Program) -> None:
+    if np.any(program.kinds == K.K_MATN):
+        raise NotImplementedError("quantum: a QubitUnitary on more than two wires runs on "
+                                  "device='cpu' only (no CUDA kernel yet).")
+
+
 def forward_states(program: Program, theta: np.ndarray, device: str = "cpu",
                    out: np.ndarray | None = None) -> np.ndarray:
     """ψ(θ) from |0…0⟩; θ of shape (P,) or (B, P) gives (2**n,) or (B, 2**n) (into ``out``, a
@@ -58,6 +64,7 @@ def forward_states(program: Program, theta: np.ndarray, device: str = "cpu",
     if device == "cuda":
         from . import _cuda
 
+        _no_matn_on_cuda(program)
         return _cuda.forward_states(program, theta)
     if out is None:
         psi = _zero_states(program.n_qubits, theta.shape[:-1])
@@ -86,6 +93,7 @@ def adjoint_vjp(program: Program, theta: np.ndarray, psi: np.ndarray, psibar: np
     if device == "cuda":
         from . import _cuda
 
+        _no_matn_on_cuda(program)
         return _cuda.adjoint_vjp(program, theta, psi, psibar)
     grad = np.zeros(theta.shape, np.float64)
     program = program.adjoint  # the sweep's fused row order (eq. A10)

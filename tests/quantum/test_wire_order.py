@@ -37,7 +37,8 @@ MULTI = {
 }
 MULTI["PauliRot"] = (2, {"paulis": "XY"})
 MULTI["QubitUnitary"] = (2, {"matrix": U4})
-THREE = {"MultiRZ3": ("MultiRZ", {}), "PauliRot3": ("PauliRot", {"paulis": "YZX"})}
+THREE = {"MultiRZ3": ("MultiRZ", {}), "PauliRot3": ("PauliRot", {"paulis": "YZX"}),
+         "QubitUnitary3": ("QubitUnitary", {"matrix": U8})}
 
 #: Register sizes: below every threshold (serial, one-call) and at the split/blocked threshold.
 PURE_SIZES = (4, 18)
