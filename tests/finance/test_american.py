@@ -8,6 +8,8 @@ import diffsci as ds
 import finance
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 PUT = dict(spot=36.0, strike=40.0, expiry=1.0, rate=0.06, vol=0.2)
 #: Longstaff & Schwartz (2001), Table 1 row S = 36, σ = 0.2, T = 1 (converged lattice value).
 LS_REF = 4.4867

@@ -7,6 +7,8 @@ import pytest
 import finance
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 HP = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
 STRIKES = np.array([80.0, 100.0, 125.0])
 

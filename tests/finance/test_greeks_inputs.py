@@ -7,6 +7,8 @@ import pytest
 
 import finance
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 HP = finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04)
 BASE = dict(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
 SMALL = dict(n_paths=2000)

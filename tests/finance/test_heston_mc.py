@@ -10,6 +10,8 @@ import diffsci as ds
 import finance
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 KW = dict(spot=100.0, expiry=1.0, rate=0.05, dividend=0.01)
 PARAMS = {
     "feller": finance.HestonParams(kappa=2.0, theta=0.04, sigma=0.3, rho=-0.7, v0=0.04),

@@ -10,6 +10,8 @@ from diffsci.testing import check_grads
 from finance import _kernels
 from finance._gpu_checks import CHECKS
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 KW = dict(spot=100.0, strike=105.0, expiry=0.75, rate=0.04, dividend=0.01, vol=0.3)
 GREEK_ARG = {"delta": "spot", "vega": "vol", "rho": "rate"}
 

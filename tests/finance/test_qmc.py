@@ -9,6 +9,8 @@ import diffsci as ds
 import finance
 from finance._qmc import bridge_plan, brownian_bridge, qmc_normals
 
+pytestmark = pytest.mark.kernels  # runs the Numba kernels
+
 KW = dict(spot=100.0, strike=105.0, expiry=0.75, rate=0.04, dividend=0.01, vol=0.3)
 ARGS = ("spot", "strike", "expiry", "rate", "dividend", "vol")
 
