@@ -104,9 +104,13 @@ def _closed(self):
         else t.writes is _core._CLOSED
 
 
-def _array(self, *args, **kwargs):
+def _array(self, dtype=None, *args, **kwargs):
     if _closed(self):
         raise _core.escaped(self._tape)
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        # an explicit cast to integers or booleans (np.int64(x), np.asarray(x, int)): its
+        # derivative is zero wherever it exists, so the plain value loses nothing
+        return np.asarray(getval(self), dtype)
     raise TracerConversionError(
         "a traced value is being converted to a plain NumPy array (np.asarray, np.array, "
         "ndarray.__array__ or a compiled extension). That would silently cut the gradient. "

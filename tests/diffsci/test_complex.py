@@ -367,6 +367,10 @@ COMPLEX_SPECS = [
 REAL_ONLY = {
     "cbrt", "fabs", "deg2rad", "radians", "rad2deg", "degrees", "arctan2", "hypot",
     "logaddexp", "logaddexp2", "remainder", "fmod", "arange",
+    "copysign", "divmod", "frexp", "geomspace", "i0", "kaiser", "ldexp", "modf", "nanpercentile",
+    "nanquantile", "percentile", "quantile", "unwrap",
+    # counts in weights: np.bincount and np.histogram* take real weights only
+    "bincount", "histogram", "histogram2d", "histogramdd",
 }
 
 

@@ -281,7 +281,7 @@ def test_fit_converges_and_returns_history():
 def test_fit_default_optimizer_args_and_aux():
     def loss(p, target):
         r = p - target
-        return np.sum(r**2), {"max_residual": float(np.max(np.abs(r)))}
+        return np.sum(r**2), {"max_residual": np.max(np.abs(r)).item()}
 
     params, hist = fit(loss, np.zeros(3), steps=20, progress=False,
                        args=(np.ones(3),), has_aux=True)
