@@ -51,7 +51,7 @@ from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import Raveler, tree_flatten, tree_unflatten
 
-__all__ = ["odeint", "DOPRI5"]
+__all__ = ["odeint", "DOPRI5", "solve_ivp", "OdeResult", "OdeSolution"]
 
 
 # ---------------------------------------------------------------------------
@@ -529,3 +529,6 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
     if full_output:
         return out, {"nsteps": stats.nsteps, "nrejected": stats.nrejected, "nfev": stats.nfev}
     return out
+
+
+from ._ivp import OdeResult, OdeSolution, solve_ivp  # noqa: E402  (uses the pieces above)

@@ -1,0 +1,710 @@
+"""``solve_ivp`` with SciPy's signature, differentiable: explicit Runge–Kutta and Radau IIA.
+
+Re-exported by :mod:`diffsci.scipy.integrate`.  ``solve_ivp(fun, t_span, y0, method, t_eval,
+dense_output, args=, rtol=, atol=)`` solves ``dy/dt = fun(t, y, *args)`` for a 1-D ``y0``
+and returns an :class:`OdeResult` like SciPy's (``t``, ``y`` of shape ``(n, len(t))``,
+``sol``, ``nfev``, ``njev``, ``nlu``, ``status``, ``message``, ``success``).
+
+Methods (rules as a table, :data:`METHODS`):
+
+=========  =========================================================================
+``RK45``   Dormand–Prince 5(4), FSAL, with Hairer's order-4 dense output (DOPRI5's
+           ``contd5``); error exponent 1/5 (SciPy's controller constants).
+``RK23``   Bogacki–Shampine 3(2), FSAL, cubic Hermite dense output; exponent 1/3.
+``Radau``  Radau IIA, 3 stages, order 5 (stiffly accurate, L-stable): the stage
+           equations solved by simplified Newton on plain values; the local error
+           estimated by step doubling (one step of h against two of h/2, the two
+           half steps kept); dense output by the collocation polynomial.
+=========  =========================================================================
+
+Gradients (``y0`` and the float leaves of ``args``; ``t_span`` and ``t_eval`` are plain):
+
+* explicit methods, ``adjoint=False`` (default): the solver's arithmetic is recorded, so the
+  gradient is the exact derivative of the *discrete* solution.  The step-size controller
+  works on ``stop_gradient`` values: accepted step sizes (and the accept/reject decisions)
+  are constants to the derivative.  Forward mode works through it.
+* explicit methods, ``adjoint=True``: one :class:`diffsci.custom_vjp` whose backward pass
+  solves the continuous adjoint system backwards between the output times (DOPRI5, the same
+  rtol/atol), as :func:`diffsci.scipy.integrate.odeint`'s adjoint (DERIVATIONS.md (O1)–(O6));
+  O(1) tape in the number of steps; approximates the exact gradient to the tolerance.
+* ``Radau``: each step is one custom_vjp differentiated by the implicit function theorem on
+  its stage equations G(Z; y0, p) = 0 (DERIVATIONS.md "solve_ivp" (IVP1)–(IVP3)): one
+  transposed linear solve per step, the Newton iterations are never recorded.  Step sizes
+  are constants, so this is again the exact derivative of the discrete solution.
+
+References:
+    J. R. Dormand, P. J. Prince, J. Comput. Appl. Math. 6 (1980) 19–26.
+    P. Bogacki, L. F. Shampine, Appl. Math. Lett. 2 (1989) 321–325.
+    E. Hairer, S. P. Nørsett, G. Wanner, *Solving ODEs I*, 2nd ed. (1993), §II.4, §II.6
+    (dense output of DOPRI5); E. Hairer, G. Wanner, *Solving ODEs II*, 2nd ed. (1996), §IV.5
+    (Radau IIA), §IV.8 (simplified Newton); §II.4 (step doubling, "Richardson extrapolation").
+    L. F. Shampine, M. W. Reichelt, SIAM J. Sci. Comput. 18 (1997) 1–22 (the SciPy/MATLAB
+    interface and controller).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from .._api import pullback, stop_gradient
+from .._core import Dual, Tracer, getval
+from .._custom import custom_vjp
+from .._forward import jacfwd
+from .._tree import tree_flatten, tree_unflatten
+from . import integrate as _odeint_mod
+from .integrate import DOPRI5, ButcherTableau
+
+__all__ = ["solve_ivp", "OdeResult", "OdeSolution", "RK23", "METHODS"]
+
+#: Bogacki & Shampine (1989): order 3 with an embedded order-2 estimate, FSAL.
+#: e = b − b̂ with b̂ = (7/24, 1/4, 1/3, 1/8).
+RK23 = ButcherTableau(
+    c=(0.0, 1 / 2, 3 / 4, 1.0),
+    a=((), (1 / 2,), (0.0, 3 / 4), (2 / 9, 1 / 3, 4 / 9)),
+    b=(2 / 9, 1 / 3, 4 / 9, 0.0),
+    e=(2 / 9 - 7 / 24, 1 / 3 - 1 / 4, 4 / 9 - 1 / 3, -1 / 8),
+    order=3,
+)
+
+#: Hairer's dense-output weights for DOPRI5 (HNW I §II.6, the code DOPRI5's ``contd5``):
+#: y(t0 + θh) = y0 + θ(Δ + (1−θ)(B + θ(Δ − h k7 − B + (1−θ) h Σ d_i k_i))), B = h k1 − Δ.
+_D5 = (-12715105075 / 11282082432, 0.0, 87487479700 / 32700410799,
+       -10690763975 / 1880347072, 701980252875 / 199316789632, -1453857185 / 822651844,
+       69997945 / 29380423)
+
+SAFETY, FAC_MIN, FAC_MAX = 0.9, 0.2, 10.0
+
+
+def _radau_tableau():
+    """Radau IIA (3 stages): nodes the zeros of the Radau polynomial, A by collocation.
+
+    ``A[i, j] = ∫_0^{c_i} ℓ_j(s) ds`` with ℓ_j the Lagrange basis on the nodes (HNW II
+    §IV.5, Table 5.6); computed here from the nodes rather than typed in.
+    """
+    s6 = math.sqrt(6.0)
+    c = np.array([(4 - s6) / 10, (4 + s6) / 10, 1.0])
+    a = np.zeros((3, 3))
+    for j in range(3):
+        others = np.delete(c, j)
+        poly = np.poly1d(others, r=True) / np.prod(c[j] - others)
+        integ = poly.integ()
+        a[:, j] = integ(c) - integ(0.0)
+    return c, a
+
+
+RADAU_C, RADAU_A = _radau_tableau()
+
+
+@dataclass(frozen=True)
+class _Method:
+    kind: str  # "explicit" or "implicit"
+    tableau: ButcherTableau | None
+    err_exponent: float  # 1 / (error estimator order + 1)
+
+
+#: The methods and their rules (see the module docstring).
+METHODS = {
+    "RK45": _Method("explicit", DOPRI5, 1 / 5),
+    "RK23": _Method("explicit", RK23, 1 / 3),
+    "Radau": _Method("implicit", None, 1 / 6),
+}
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+class OdeResult(dict):
+    """SciPy's result bunch: a dict whose keys are also attributes.
+
+    Keys: ``t`` (plain times), ``y`` (``(n, len(t))``, traced when differentiated), ``sol``
+    (an :class:`OdeSolution` or ``None``), ``t_events``/``y_events`` (``None``: events are
+    not supported), ``nfev``, ``njev``, ``nlu``, ``status`` (0 success, −1 failure),
+    ``message``, ``success``.
+    """
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    __setattr__ = dict.__setitem__
+
+
+class OdeSolution:
+    """The dense solution: ``sol(t)`` for a scalar (shape ``(n,)``) or 1-D ``t`` (``(n, m)``).
+
+    Piecewise per accepted step, each piece the method's own continuous extension built
+    from (possibly traced) step values, so ``sol(t)`` is differentiable in ``y0`` and
+    ``args`` (in ``t`` too: the interpolants are polynomials in θ = (t − t_i)/h_i).
+    """
+
+    def __init__(self, ts, pieces):
+        self.ts = np.asarray(ts, dtype=np.float64)  # step boundaries, in integration order
+        self.t_min, self.t_max = float(min(ts[0], ts[-1])), float(max(ts[0], ts[-1]))
+        self._pieces = pieces  # pieces[i](theta) -> y on [ts[i], ts[i+1]]
+        self._ascending = self.ts[-1] >= self.ts[0]
+
+    def _index(self, tv):
+        t_sorted = self.ts if self._ascending else self.ts[::-1]
+        k = int(np.searchsorted(t_sorted, tv, side="left")) - 1
+        k = min(max(k, 0), len(self._pieces) - 1)
+        return k if self._ascending else len(self._pieces) - 1 - k
+
+    def __call__(self, t):
+        tv = np.asarray(getval(t), dtype=np.float64)
+        if tv.ndim > 1:
+            raise ValueError(f"OdeSolution: t must be a scalar or 1-D, got shape {tv.shape}")
+        if tv.ndim == 0:
+            return self._at(t, float(tv))
+        return np.stack([self._at(t[j], float(tv[j])) for j in range(tv.size)], axis=1)
+
+    def _at(self, t, tv):
+        k = self._index(tv)
+        h = self.ts[k + 1] - self.ts[k]
+        return self._pieces[k]((t - self.ts[k]) / h)
+
+
+# ---------------------------------------------------------------------------
+# validation (once, at the boundary)
+# ---------------------------------------------------------------------------
+def _positive(name, value, allow_inf=False):
+    ok = (not isinstance(value, bool) and isinstance(value, numbers.Real)
+          and value > 0 and (math.isfinite(value) or allow_inf))
+    if not ok:
+        raise ValueError(f"solve_ivp: {name} must be a positive {'' if allow_inf else 'finite '}"
+                         f"number, got {value!r}")
+    return float(value)
+
+
+def _plain_times(name, t):
+    if type(t) is Tracer or type(t) is Dual or any(
+            type(x) is Tracer or type(x) is Dual for x in tree_flatten(t)[0]):
+        raise TypeError(f"solve_ivp: {name} is being differentiated; solve_ivp differentiates "
+                        f"y0 and args only (use diffsci.scipy.integrate.odeint for gradients "
+                        f"in the times)")
+    return np.asarray(t, dtype=np.float64)
+
+
+@dataclass
+class _Opts:
+    rtol: float
+    atol: np.ndarray | float
+    max_step: float
+    first_step: float | None
+    max_steps: int
+
+
+@dataclass
+class _Stats:
+    nfev: int = 0
+    njev: int = 0
+    nlu: int = 0
+
+
+def _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step, max_steps, args,
+           adjoint, dense_output):
+    if method not in METHODS:
+        raise ValueError(f"solve_ivp: method must be one of {sorted(METHODS)}, got {method!r}"
+                         f" (DOP853, BDF and LSODA are not implemented)")
+    ts = _plain_times("t_span", t_span)
+    if ts.shape != (2,) or not np.all(np.isfinite(ts)) or ts[0] == ts[1]:
+        raise ValueError(f"solve_ivp: t_span must be two distinct finite numbers (t0, tf), "
+                         f"got {t_span!r}")
+    y0v = np.asarray(getval(y0))
+    if y0v.ndim != 1 or y0v.size == 0:
+        raise ValueError(f"solve_ivp: y0 must be a non-empty 1-D array (as SciPy), got shape "
+                         f"{y0v.shape}")
+    if y0v.dtype.kind not in "iuf":
+        raise TypeError(f"solve_ivp: y0 must be real, got dtype {y0v.dtype}")
+    if not isinstance(args, tuple):
+        raise TypeError(f"solve_ivp: args must be a tuple, got {type(args).__name__}")
+    rtol = _positive("rtol", rtol)
+    if rtol < 100 * np.finfo(float).eps:
+        raise ValueError(f"solve_ivp: rtol must be at least 100 * machine epsilon "
+                         f"(2.2e-14), got {rtol!r}")
+    atol_v = np.asarray(atol, dtype=np.float64)
+    if atol_v.ndim > 1 or (atol_v.ndim == 1 and atol_v.shape != y0v.shape) \
+            or not np.all(atol_v > 0) or not np.all(np.isfinite(atol_v)):
+        raise ValueError(f"solve_ivp: atol must be a positive number or one per component of "
+                         f"y0 (shape {y0v.shape}), got {atol!r}")
+    max_step = _positive("max_step", max_step, allow_inf=True)
+    first_step = None if first_step is None else _positive("first_step", first_step)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) \
+            or max_steps < 1:
+        raise ValueError(f"solve_ivp: max_steps must be a positive int, got {max_steps!r}")
+    te = None
+    if t_eval is not None:
+        te = _plain_times("t_eval", t_eval)
+        d = 1.0 if ts[1] > ts[0] else -1.0
+        lo, hi = min(ts), max(ts)
+        if te.ndim != 1 or np.any(te < lo) or np.any(te > hi):
+            raise ValueError(f"solve_ivp: t_eval must be 1-D and within t_span = {tuple(ts)}, "
+                             f"got {t_eval!r}")
+        if te.size > 1 and not np.all(np.diff(te) * d > 0):
+            raise ValueError("solve_ivp: t_eval must be strictly monotonic in the direction "
+                             "of t_span")
+    if not isinstance(adjoint, bool):
+        raise TypeError(f"solve_ivp: adjoint must be True or False, got {adjoint!r}")
+    if adjoint and METHODS[method].kind != "explicit":
+        raise ValueError(f"solve_ivp: adjoint=True is for the explicit methods (RK45, RK23); "
+                         f"method={method!r} is differentiated by the implicit function "
+                         f"theorem on each step")
+    if adjoint and dense_output:
+        raise ValueError("solve_ivp: dense_output=True with adjoint=True: the dense solution "
+                         "of the adjoint method is not differentiable; use adjoint=False")
+    opts = _Opts(rtol, atol_v if atol_v.ndim else float(atol_v), max_step, first_step,
+                 int(max_steps))
+    return ts, te, opts
+
+
+# ---------------------------------------------------------------------------
+# shared pieces of the steppers
+# ---------------------------------------------------------------------------
+def _rms(x, scale):
+    return float(np.sqrt(np.mean((np.asarray(x) / scale) ** 2)))
+
+
+def _initial_step(f, t0, y0, f0, direction, order, opts, stats, span):
+    """HNW I §II.4 "Starting step size" on plain values (a constant of the derivative)."""
+    y0, f0 = np.asarray(getval(y0)), np.asarray(getval(f0))
+    scale = opts.atol + np.abs(y0) * opts.rtol
+    d0, d1 = _rms(y0, scale), _rms(f0, scale)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    h0 = min(h0, span)
+    f1 = np.asarray(getval(f(t0 + direction * h0, y0 + direction * h0 * f0)))
+    stats.nfev += 1
+    d2 = _rms(f1 - f0, scale) / h0
+    dmax = max(d1, d2)
+    h1 = max(1e-6, h0 * 1e-3) if dmax <= 1e-15 else (0.01 / dmax) ** (1.0 / (order + 1))
+    return min(100 * h0, h1, opts.max_step, span)
+
+
+def _too_many(where, opts, t):
+    return (f"solve_ivp: max_steps={opts.max_steps} steps taken before reaching the end of "
+            f"t_span (stopped at t = {t!r}, {where}); the problem may be stiff (try "
+            f"method='Radau') or its solution blow up")
+
+
+# ---------------------------------------------------------------------------
+# explicit Runge–Kutta (RK45, RK23)
+# ---------------------------------------------------------------------------
+def _dense_rk45(y0, y1, ks, h):
+    delta = y1 - y0
+    bspl = ks[0] * h - delta
+    c4 = delta - ks[6] * h - bspl
+    c5 = _odeint_mod._combine(0.0, h, _D5, ks)
+
+    def piece(th):
+        return y0 + th * (delta + (1 - th) * (bspl + th * (c4 + (1 - th) * c5)))
+    return piece
+
+
+def _dense_hermite(y0, y1, f0, f1, h):
+    def piece(th):
+        h00 = (1 + 2 * th) * (1 - th) ** 2
+        h10 = th * (1 - th) ** 2
+        h01 = th ** 2 * (3 - 2 * th)
+        h11 = th ** 2 * (th - 1)
+        return y0 * h00 + f0 * (h * h10) + y1 * h01 + f1 * (h * h11)
+    return piece
+
+
+def _explicit(f, t0, tf, y0, m, opts, stats, dense):
+    """Adaptive explicit RK; returns step boundary times, y at them, and interpolants."""
+    tab = m.tableau
+    direction = 1.0 if tf > t0 else -1.0
+    span = abs(tf - t0)
+    t, y = t0, y0
+    k1 = f(t, y)
+    stats.nfev += 1
+    h = opts.first_step if opts.first_step is not None else _initial_step(
+        f, t0, y, k1, direction, 1 / m.err_exponent - 1, opts, stats, span)
+    h = min(h, opts.max_step)
+    ts, ys, pieces = [t0], [y0], []
+    fac_max, nsteps = FAC_MAX, 0
+    while (tf - t) * direction > 1e-13 * max(abs(tf), 1.0):
+        if nsteps >= opts.max_steps:
+            return ts, ys, pieces, _too_many("explicit", opts, t)
+        remaining = abs(tf - t)
+        last = h >= remaining
+        h_used = remaining if last else h
+        hs = direction * h_used
+        ks = [k1]
+        for s in range(1, len(tab.c)):
+            y_new = _odeint_mod._combine(y, hs, tab.a[s], ks)
+            ks.append(f(t + hs * tab.c[s], y_new))
+        stats.nfev += len(tab.c) - 1
+        nsteps += 1
+        err_vec = _odeint_mod._combine(0.0, hs, tab.e, stop_gradient(ks))
+        yv, ynv = stop_gradient((y, y_new))
+        scale = opts.atol + opts.rtol * np.maximum(np.abs(yv), np.abs(ynv))
+        err = _rms(err_vec, scale)
+        if err <= 1.0:
+            t_new = tf if last else t + hs
+            if dense:
+                pieces.append(_dense_rk45(y, y_new, ks, hs) if tab is DOPRI5
+                              else _dense_hermite(y, y_new, ks[0], ks[-1], hs))
+            y, k1, t = y_new, ks[-1], t_new
+            ts.append(t)
+            ys.append(y)
+            factor = SAFETY * err ** (-m.err_exponent) if err > 0 else fac_max
+            h = min(h_used * min(fac_max, max(FAC_MIN, factor)), opts.max_step)
+            fac_max = FAC_MAX
+        else:
+            factor = FAC_MIN if not math.isfinite(err) else max(
+                FAC_MIN, SAFETY * err ** (-m.err_exponent))
+            h = h_used * factor
+            fac_max = 1.0
+            if h < 1e-14 * max(abs(t), 1.0):
+                return ts, ys, pieces, (f"solve_ivp: the step size underflowed ({h:.3g}) at "
+                                        f"t = {t!r}: the solution is not finite or the problem "
+                                        f"is too stiff for method={_name(m)!r}")
+    return ts, ys, pieces, None
+
+
+def _name(m):
+    return next(k for k, v in METHODS.items() if v is m)
+
+
+# ---------------------------------------------------------------------------
+# Radau IIA: stages by simplified Newton, derivative by the IFT (IVP1)-(IVP3)
+# ---------------------------------------------------------------------------
+def _stage_residual(fp, t0, h, y0, Z, p):
+    """G(Z; y0, p) = Z − h (A ⊗ I) F(t0 + c h, y0 + Z)  (IVP1); Z has shape (3, n)."""
+    F = np.stack([fp(t0 + RADAU_C[i] * h, y0 + Z[i], p) for i in range(3)])
+    return Z - h * (RADAU_A @ F)
+
+
+def _newton(fp, t0, h, y0, p, J, opts, stats):
+    """Simplified Newton on plain values (HNW II §IV.8): I − h A⊗J factored once."""
+    n = y0.size
+    M = np.eye(3 * n) - h * np.kron(RADAU_A, J)
+    lu = scipy.linalg.lu_factor(M)
+    stats.nlu += 1
+    Z = np.zeros((3, n))
+    scale = opts.atol + opts.rtol * np.abs(y0)
+    tol = max(10 * np.finfo(float).eps / opts.rtol, min(0.03, opts.rtol ** 0.5)) * 1e-3
+    prev = None
+    for _ in range(12):
+        G = _stage_residual(fp, t0, h, y0, Z, p)
+        stats.nfev += 3
+        if not np.all(np.isfinite(G)):
+            return None
+        dZ = scipy.linalg.lu_solve(lu, -G.ravel()).reshape(3, n)
+        Z = Z + dZ
+        norm = _rms(dZ, scale)
+        if norm < tol or norm == 0.0:
+            return Z
+        if prev is not None and norm > 2 * prev:
+            return None  # diverging
+        prev = norm
+    return None
+
+
+def _radau_step(fp, t0, h, opts, stats):
+    """The stages Z(y0, p) of one Radau IIA step as a custom_vjp (IVP2)."""
+    def plain_stages(y0, p):
+        J = jacfwd(lambda y: fp(t0, y, p))(y0)
+        stats.njev += 1
+        Z = _newton(fp, t0, h, y0, p, J, opts, stats)
+        if Z is None:
+            raise _NewtonFailed
+        return Z
+
+    @custom_vjp
+    def stages(y0, p):
+        return plain_stages(np.asarray(y0, dtype=np.float64),
+                            tuple(np.asarray(x, dtype=np.float64) for x in p))
+
+    def fwd(y0, p):
+        Z = stages(y0, p)  # a lower trace level sees its own custom_vjp call
+        return Z, (Z, y0, p)
+
+    def bwd(res, Zbar):
+        Z, y0, p = res
+        n = np.size(getval(y0))
+        jz = jacfwd(lambda z: _stage_residual(fp, t0, h, y0, z.reshape(3, n), p).ravel())(
+            np.reshape(Z, (-1,)))
+        u = np.linalg.solve(np.transpose(jz), np.reshape(Zbar, (-1,)))  # (IVP3)
+        _, back = pullback(lambda y_, *p_: _stage_residual(fp, t0, h, y_, Z, p_).ravel(),
+                           y0, *p)
+        cts = back(u)
+        return (-cts[0], tuple(-c for c in cts[1:]))
+
+    stages.defvjp(fwd, bwd)
+    return stages
+
+
+class _NewtonFailed(Exception):
+    pass
+
+
+def _traced(tree):
+    return any(type(x) is Tracer or type(x) is Dual for x in tree_flatten(tree)[0])
+
+
+def _collocation_piece(y0, Z):
+    """The collocation polynomial u(θ) through (0, y0), (c_i, y0 + Z_i): Lagrange form."""
+    nodes = np.concatenate([[0.0], RADAU_C])
+
+    def piece(th):
+        out = y0
+        for i in range(1, 4):
+            others = np.delete(nodes, i)
+            w = 1.0
+            for o in others:
+                w = w * (th - o) / (nodes[i] - o)
+            out = out + Z[i - 1] * w
+        return out
+    return piece
+
+
+def _radau(fp, t0, tf, y0, p, opts, stats, dense):
+    direction = 1.0 if tf > t0 else -1.0
+    span = abs(tf - t0)
+    f0 = fp(t0, y0, p)
+    stats.nfev += 1
+    h = opts.first_step if opts.first_step is not None else _initial_step(
+        lambda t, y: fp(t, y, stop_gradient(p)), t0, y0, f0, direction, 5, opts, stats, span)
+    h = min(h, opts.max_step)
+    t, y = t0, y0
+    ts, ys, pieces = [t0], [y0], []
+    nsteps, fac_max = 0, FAC_MAX
+    while (tf - t) * direction > 1e-13 * max(abs(tf), 1.0):
+        if nsteps >= opts.max_steps:
+            return ts, ys, pieces, _too_many("Radau", opts, t)
+        remaining = abs(tf - t)
+        last = h >= remaining
+        h_used = remaining if last else h
+        hs = direction * h_used
+        nsteps += 1
+        yv, pv = stop_gradient((y, p))
+        plain = not _traced((y, p))
+        try:  # the error estimate on plain values: one full step against two halves
+            Zf = _radau_step(fp, t, hs, opts, stats)(yv, pv)
+            Za = _radau_step(fp, t, hs / 2, opts, stats)(yv, pv)
+            Zb = _radau_step(fp, t + hs / 2, hs / 2, opts, stats)(yv + Za[2], pv)
+        except _NewtonFailed:
+            h = h_used * 0.5
+            fac_max = 1.0
+            if h < 1e-14 * max(abs(t), 1.0):
+                return ts, ys, pieces, f"solve_ivp: Radau's Newton iteration failed at t = {t!r}"
+            continue
+        y_full, y_half = yv + Zf[2], yv + Za[2] + Zb[2]
+        scale = opts.atol + opts.rtol * np.maximum(np.abs(yv), np.abs(y_half))
+        err = _rms(y_half - y_full, scale)
+        if err <= 1.0:
+            # recompute the two accepted half steps on the traced values (IFT per step);
+            # Newton converges at once from the same inputs, so this is cheap to record.
+            t_mid, t_new = t + hs / 2, (tf if last else t + hs)
+            if not plain:
+                Za = _radau_step(fp, t, hs / 2, opts, stats)(y, p)
+            y_mid = y + Za[2]
+            if not plain:
+                Zb = _radau_step(fp, t_mid, hs / 2, opts, stats)(y_mid, p)
+            y_new = y_mid + Zb[2]
+            if dense:
+                pieces += [_collocation_piece(y, Za), _collocation_piece(y_mid, Zb)]
+            ts += [t_mid, t_new]
+            ys += [y_mid, y_new]
+            t, y = t_new, y_new
+            factor = SAFETY * err ** (-1 / 6) if err > 0 else fac_max
+            h = min(h_used * min(fac_max, max(FAC_MIN, factor)), opts.max_step)
+            fac_max = FAC_MAX
+        else:
+            h = h_used * max(FAC_MIN, SAFETY * err ** (-1 / 6)) if math.isfinite(err) \
+                else h_used * FAC_MIN
+            fac_max = 1.0
+    return ts, ys, pieces, None
+
+
+# ---------------------------------------------------------------------------
+# the adjoint of the explicit methods (continuous adjoint, as odeint's)
+# ---------------------------------------------------------------------------
+def _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats):
+    """y at the plain times t_out (t_out[0] may be > t0), with the continuous adjoint."""
+    @custom_vjp
+    def solve(y0, p):
+        return _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats)
+
+    def fwd(y0, p):
+        ys = solve.fun(y0, p)
+        return ys, (ys, y0, p)
+
+    def bwd(res, g):
+        ys, y0, p = res
+        n = ys.shape[-1]
+        sizes = [int(np.size(getval(x))) for x in p]
+        offsets = np.cumsum([0] + sizes)
+        oopts = _odeint_mod._Options("dopri5", opts.rtol, float(np.min(opts.atol)), None,
+                                     opts.max_steps)
+
+        def aug(s, t):  # (O2) of DERIVATIONS.md
+            y, lam = s[:n], s[n:2 * n]
+            fy, back = pullback(lambda y_, *p_: fp(t, y_, p_), y, *p)
+            cts = back(lam)
+            return np.concatenate([fy, -cts[0]] + [-np.reshape(c, (-1,)) for c in cts[1:]])
+
+        times = [t0] + [float(x) for x in t_out]
+        states = [y0] + [ys[i] for i in range(len(t_out))]
+        cot = [np.zeros(n)] + [g[i] for i in range(len(t_out))]
+        lam = cot[-1]
+        pbar = np.zeros(int(offsets[-1]))
+        for i in range(len(times) - 1, 0, -1):
+            if times[i] != times[i - 1]:
+                s0 = np.concatenate([states[i], lam, pbar])
+                s1 = _odeint_mod._solve_dopri5(aug, s0, np.array([times[i], times[i - 1]]),
+                                               oopts, _odeint_mod._Stats())[-1]
+                lam, pbar = s1[n:2 * n], s1[2 * n:]
+            lam = lam + cot[i - 1]
+        pcts = tuple(np.reshape(pbar[offsets[k]:offsets[k + 1]], np.shape(getval(x)))
+                     for k, x in enumerate(p))
+        return lam, pcts
+
+    solve.defvjp(fwd, bwd)
+    return solve(y0, p)
+
+
+def _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats):
+    f = lambda t, y: fp(t, y, p)  # noqa: E731
+    ts, ys, pieces, fail = _explicit(f, t0, tf, y0, m, opts, stats, dense=True)
+    if fail:
+        raise RuntimeError(fail)
+    return np.stack([OdeSolution(ts, pieces)(float(t)) for t in t_out])
+
+
+# ---------------------------------------------------------------------------
+# the public entry point
+# ---------------------------------------------------------------------------
+def _split_args(args):
+    leaves, treedef = tree_flatten(args)
+    diff = [k for k, x in enumerate(leaves)
+            if isinstance(getval(x), (np.ndarray, np.generic, float))
+            and np.result_type(getval(x)).kind == "f"]
+
+    def rebuild(p):
+        full = list(leaves)
+        for k, v in zip(diff, p):
+            full[k] = v
+        return tree_unflatten(treedef, full)
+
+    return tuple(leaves[k] for k in diff), rebuild
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, *, rtol=1e-3, atol=1e-6, max_step=np.inf,
+              first_step=None, adjoint=False, max_steps=100_000):
+    """Solve ``dy/dt = fun(t, y, *args)`` on ``t_span`` as :func:`scipy.integrate.solve_ivp`.
+
+    Args:
+        fun: ``fun(t, y, *args) -> dy/dt``, shape ``(n,)``.  Plain NumPy code.
+        t_span: ``(t0, tf)``, plain numbers (``tf < t0`` integrates backwards).
+        y0: the initial state, a 1-D real array (differentiable).
+        method: ``"RK45"``, ``"RK23"`` or ``"Radau"`` (stiff); see :data:`METHODS`.
+        t_eval: plain 1-D times in ``t_span`` (monotonic in its direction) where the
+            solution is reported (by each method's dense output, as SciPy); default:
+            the step boundaries the solver chose.
+        dense_output: also return ``sol``, a differentiable :class:`OdeSolution`.
+        events, vectorized: SciPy's keywords; events are not supported (raises),
+            ``vectorized`` is accepted and ignored (``fun`` is called per state).
+        args: a tuple of extra arguments of ``fun``; their float leaves are
+            differentiated.
+        rtol, atol: the error tolerances (SciPy's meaning; ``atol`` scalar or per component).
+        max_step, first_step: SciPy's bounds on the step size.
+        adjoint: explicit methods only: gradients by the continuous adjoint (O(1) tape)
+            instead of recording the steps.
+        max_steps: the most steps one solve may take (then ``status = -1``).
+
+    Returns:
+        An :class:`OdeResult` with ``t``, ``y`` (``(n, len(t))``), ``sol``, ``nfev``,
+        ``njev``, ``nlu``, ``status``, ``message``, ``success``.  Its gradient is that of
+        the discrete solution with the accepted step sizes held constant (exact for
+        ``adjoint=False``, to the tolerance for ``adjoint=True``).
+
+    Raises:
+        ValueError: a bad method, ``t_span``, ``t_eval``, tolerance or combination of
+            options; ``events`` given.
+        TypeError: ``fun`` not callable, ``y0`` not real, ``args`` not a tuple, or a
+            traced ``t_span``/``t_eval``.
+        RuntimeError: (adjoint forward pass) the solver failed.
+
+    Example:
+        >>> import numpy as np, diffsci as ds
+        >>> from diffsci.scipy.integrate import solve_ivp
+        >>> f = lambda t, y, k: -k * y
+        >>> r = solve_ivp(f, (0, 1), np.array([1.0]), args=(2.0,), rtol=1e-10, atol=1e-12)
+        >>> round(float(r.y[0, -1]), 8)  # exp(-2)
+        0.13533528
+        >>> g = ds.grad(lambda k: solve_ivp(f, (0, 1), np.array([1.0]), args=(k,),
+        ...                                 rtol=1e-10, atol=1e-12).y[0, -1])(2.0)
+        >>> round(float(g), 7)  # -exp(-2)
+        -0.1353353
+
+    References:
+        See the module docstring; DERIVATIONS.md "solve_ivp" (IVP1)–(IVP4).
+    """
+    if not callable(fun):
+        raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")
+    if events is not None:
+        raise ValueError("solve_ivp: events are not supported")
+    args = () if args is None else args
+    ts_span, te, opts = _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step,
+                               max_steps, args, adjoint, dense_output)
+    m = METHODS[method]
+    y0v = np.asarray(getval(y0))
+    if not _traced(y0):
+        y0 = np.asarray(y0, dtype=np.float64)
+    p, rebuild = _split_args(args)
+    n = y0v.size
+
+    def fp(t, y, p):
+        dy = fun(t, y, *rebuild(p))
+        shape = np.shape(getval(dy))
+        if shape != (n,):
+            raise ValueError(f"solve_ivp: fun(t, y, *args) returned shape {shape}, expected "
+                             f"({n},) like y0")
+        return dy
+
+    t0, tf = float(ts_span[0]), float(ts_span[1])
+    stats = _Stats()
+    if adjoint:
+        if te is None:  # the output times are the plain solve's step boundaries
+            pts, _, _, fail = _explicit(lambda t, y: fp(t, y, stop_gradient(p)), t0, tf,
+                                        np.asarray(getval(y0), float), m, opts, _Stats(),
+                                        dense=False)
+            te = np.asarray(pts[1:] if fail is None else [], dtype=float)
+            t_out = np.concatenate([[t0], te])
+        else:
+            t_out = te
+        ys = _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats)
+        return OdeResult(t=np.asarray(t_out), y=np.transpose(ys), sol=None, t_events=None,
+                         y_events=None, nfev=stats.nfev, njev=0, nlu=0, status=0,
+                         message="The solver successfully reached the end of the "
+                                 "integration interval.", success=True)
+    dense = dense_output or te is not None
+    if m.kind == "explicit":
+        steps_t, steps_y, pieces, fail = _explicit(lambda t, y: fp(t, y, p), t0, tf, y0, m,
+                                                   opts, stats, dense)
+    else:
+        steps_t, steps_y, pieces, fail = _radau(fp, t0, tf, y0, p, opts, stats, dense)
+    sol = OdeSolution(steps_t, pieces) if dense and len(pieces) else None
+    if fail is None:
+        status, message = 0, "The solver successfully reached the end of the integration " \
+                             "interval."
+    else:
+        status, message = -1, fail
+    if te is None:
+        t_out, y_out = np.asarray(steps_t), np.stack(steps_y, axis=1)
+    else:
+        reached = te[(te - steps_t[-1]) * np.sign(tf - t0) <= 0] if fail else te
+        t_out = reached
+        y_out = sol(reached) if (sol is not None and reached.size) else np.zeros((n, 0))
+    return OdeResult(t=t_out, y=y_out, sol=sol if dense_output else None, t_events=None,
+                     y_events=None, nfev=stats.nfev, njev=stats.njev, nlu=stats.nlu,
+                     status=status, message=message, success=status == 0)

@@ -1,0 +1,286 @@
+"""Tests for diffsci.scipy.integrate.solve_ivp: SciPy's values, gradients, stiffness, errors.
+
+References: scipy.integrate.solve_ivp itself (RK45/RK23 are the same algorithms with the same
+controller and dense output, so values and nfev agree to rounding; Radau estimates its error by
+step doubling, so values agree to a modest multiple of rtol); closed forms for the linear ODE
+y' = A y (expm, and the Fréchet derivative of expm for dA); central finite differences
+(check_grads) and finite differences of SciPy's own solver at tight tolerances.
+"""
+
+import numpy as np
+import pytest
+import scipy.integrate as si
+from scipy.linalg import expm, expm_frechet
+
+import diffsci as ds
+from diffsci.scipy._ivp import RADAU_A, RADAU_C
+from diffsci.scipy.integrate import solve_ivp
+from diffsci.testing import check_grads
+
+A = np.array([[-0.5, 1.0], [-1.0, -0.3]])
+Y0 = np.array([1.0, 0.5])
+TE = np.linspace(0.0, 4.0, 6)
+W = np.random.default_rng(1).standard_normal((2, len(TE)))
+
+
+def linear(t, y, A):
+    return A @ y
+
+
+def exact(A, y0, ts, t0=0.0):
+    return np.stack([expm(A * (t - t0)) @ y0 for t in ts], axis=1)
+
+
+def rober(t, y, k):
+    return np.stack([-k[0] * y[0] + k[2] * y[1] * y[2],
+                     k[0] * y[0] - k[1] * y[1] ** 2 - k[2] * y[1] * y[2],
+                     k[1] * y[1] ** 2])
+
+
+K_ROBER = np.array([0.04, 3e7, 1e4])
+
+
+def test_radau_tableau_is_the_collocation_method():
+    """Radau IIA: Σ_j a_ij c_j^(k-1) = c_i^k / k for k ≤ 3 (C(3)), last row = b (stiffly
+    accurate), b integrates polynomials of degree ≤ 4 exactly (order 5 quadrature)."""
+    for k in range(1, 4):
+        np.testing.assert_allclose(RADAU_A @ RADAU_C ** (k - 1), RADAU_C ** k / k, atol=1e-15)
+    b = RADAU_A[-1]
+    for k in range(1, 6):
+        assert abs(b @ RADAU_C ** (k - 1) - 1 / k) < 1e-14
+    assert abs(b @ RADAU_C ** 5 - 1 / 6) > 1e-4  # and not degree 5: order exactly 5
+
+
+# ---------------------------------------------------------------------------
+# values against SciPy
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("span", [(0.0, 4.0), (4.0, 0.0)], ids=["forward", "backward"])
+@pytest.mark.parametrize("rtol", [1e-3, 1e-6, 1e-9])
+@pytest.mark.parametrize("method", ["RK45", "RK23"])
+def test_explicit_values_and_nfev_equal_scipy(method, rtol, span):
+    te = TE if span[0] == 0.0 else TE[::-1]
+    kw = dict(method=method, t_eval=te, args=(A,), rtol=rtol, atol=rtol * 1e-3)
+    ours = solve_ivp(linear, span, Y0, **kw)
+    ref = si.solve_ivp(linear, span, Y0, **kw)
+    assert ours.success and ours.status == 0 and ours.nfev == ref.nfev
+    np.testing.assert_array_equal(ours.t, ref.t)
+    np.testing.assert_allclose(ours.y, ref.y, rtol=1e-12, atol=1e-14)
+    free = solve_ivp(linear, span, Y0, method=method, args=(A,), rtol=rtol, atol=rtol * 1e-3)
+    ref_free = si.solve_ivp(linear, span, Y0, method=method, args=(A,), rtol=rtol,
+                            atol=rtol * 1e-3)
+    # the same accepted steps; summation order differs, so the times drift by ~1e-9 over 1500 steps
+    np.testing.assert_allclose(free.t, ref_free.t, rtol=1e-8, atol=1e-8)
+    assert free.y.shape == (2, len(free.t))
+
+
+@pytest.mark.parametrize("span", [(0.0, 4.0), (4.0, 0.0)], ids=["forward", "backward"])
+@pytest.mark.parametrize("rtol", [1e-3, 1e-6, 1e-9])
+def test_radau_values_close_to_rtol(rtol, span):
+    te = TE if span[0] == 0.0 else TE[::-1]
+    r = solve_ivp(linear, span, Y0, method="Radau", t_eval=te, args=(A,), rtol=rtol,
+                  atol=rtol * 1e-3)
+    ex = exact(A, Y0, te, span[0])
+    ref = si.solve_ivp(linear, span, Y0, method="Radau", t_eval=te, args=(A,), rtol=rtol,
+                       atol=rtol * 1e-3)
+    assert r.success and r.y.shape == (2, len(te)) and r.nlu > 0 and r.njev > 0
+    # relative to the solution's size: backwards, the decaying modes grow (|y| up to ~5)
+    # and amplify the local errors; step doubling is less tight than SciPy's estimate
+    err = np.abs(r.y - ex).max() / np.abs(ex).max()
+    err_scipy = np.abs(ref.y - ex).max() / np.abs(ex).max()
+    assert err < 10 * rtol, (err, err_scipy)
+
+
+def test_result_fields_and_dense_output_match_scipy():
+    r = solve_ivp(linear, (0, 4), Y0, args=(A,), dense_output=True, rtol=1e-8, atol=1e-10)
+    ref = si.solve_ivp(linear, (0, 4), Y0, args=(A,), dense_output=True, rtol=1e-8,
+                       atol=1e-10)
+    for key in ("t", "y", "sol", "nfev", "njev", "nlu", "status", "message", "success"):
+        assert key in r and getattr(r, key) is r[key]
+    tt = np.linspace(0, 4, 37)
+    np.testing.assert_allclose(r.sol(tt), ref.sol(tt), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(r.sol(1.3), ref.sol(1.3), rtol=1e-11)
+    assert r.sol(1.3).shape == (2,) and r.sol(tt).shape == (2, 37)
+    for method in ("RK23", "Radau"):  # the interpolants are accurate to the tolerance
+        s = solve_ivp(linear, (0, 4), Y0, method=method, args=(A,), dense_output=True,
+                      rtol=1e-8, atol=1e-11)
+        np.testing.assert_allclose(s.sol(tt), exact(A, Y0, tt), atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# gradients
+# ---------------------------------------------------------------------------
+def exact_grads(A, y0, ts, w):
+    """∂L/∂A, ∂L/∂y0 for L = Σ_j ⟨w_j, expm(A t_j) y0⟩."""
+    gA = sum(t * expm_frechet(A.T * t, np.outer(wj, y0), compute_expm=False)
+             for t, wj in zip(ts, w.T))
+    gy0 = sum(expm(A * t).T @ wj for t, wj in zip(ts, w.T))
+    return gA, gy0
+
+
+GRAD_CASES = [("RK45", False), ("RK45", True), ("RK23", False), ("RK23", True),
+              ("Radau", False)]
+
+
+@pytest.mark.parametrize("method, adjoint", GRAD_CASES)
+def test_linear_gradients_equal_expm_closed_form(method, adjoint):
+    rtol = 1e-9 if method != "RK23" else 1e-7
+
+    def loss(A, y0):
+        r = solve_ivp(linear, (0, 4), y0, method=method, t_eval=TE, args=(A,), rtol=rtol,
+                      atol=rtol * 1e-3, adjoint=adjoint)
+        return np.sum(W * r.y)
+
+    gA, gy0 = ds.grad(loss, argnums=(0, 1))(A, Y0)
+    rA, ry0 = exact_grads(A, Y0, TE, W)
+    np.testing.assert_allclose(gA, rA, rtol=0, atol=100 * rtol)
+    np.testing.assert_allclose(gy0, ry0, rtol=0, atol=100 * rtol)
+
+
+def pend(t, y, p):
+    return np.stack([y[1], -p[0] * np.sin(y[0]) - p[1] * y[1] + 0.1 * np.cos(t)])
+
+
+@pytest.mark.parametrize("method, adjoint", GRAD_CASES)
+def test_check_grads_nonlinear(method, adjoint):
+    """Central differences of the same solve; tolerances tight enough that the controller's
+    piecewise-constant step choice moves the values by ~1e-12 only."""
+    rtol = 1e-11 if method != "RK23" else 1e-9
+    f = lambda y0, p: solve_ivp(pend, (0, 2), y0, method=method, t_eval=TE[:4] / 2,  # noqa
+                                args=(p,), rtol=rtol, atol=1e-13, adjoint=adjoint).y
+    check_grads(f, (np.array([1.0, 0.0]), np.array([2.0, 0.3])), modes=("rev",), eps=1e-5,
+                rtol=1e-4, atol=1e-7)
+
+
+def test_backprop_is_exact_derivative_of_the_discrete_solution():
+    """At a loose tolerance (few steps), the backprop gradient equals finite differences of
+    the discrete map with the same steps (first_step/max_step pin them): the step sizes are
+    constants of the derivative."""
+    for method in ("RK45", "RK23", "Radau"):
+        f = lambda y0, p: solve_ivp(pend, (0, 2), y0, method=method, args=(p,),  # noqa
+                                    first_step=0.25, max_step=0.25, rtol=1e-1, atol=1e-1).y
+        check_grads(f, (np.array([1.0, 0.0]), np.array([2.0, 0.3])), modes=("rev",))
+    g = lambda y0: solve_ivp(pend, (0, 2), y0, args=(np.array([2.0, 0.3]),),  # noqa
+                             first_step=0.25, max_step=0.25, rtol=1e-1, atol=1e-1).y
+    check_grads(g, (np.array([1.0, 0.0]),), modes=("fwd",))  # forward mode through RK45
+
+
+def test_dense_solution_is_differentiable():
+    def loss(A, y0):
+        r = solve_ivp(linear, (0, 4), y0, args=(A,), dense_output=True, rtol=1e-10,
+                      atol=1e-13)
+        return r.sol(np.array([0.7, 2.9])) @ np.array([1.0, -2.0])
+
+    w = np.stack([np.array([1.0, -2.0])] * 2)
+    gA, gy0 = ds.grad(lambda A, y0: np.sum(loss(A, y0)), argnums=(0, 1))(A, Y0)
+    rA, ry0 = exact_grads(A, Y0, np.array([0.7, 2.9]), w)
+    np.testing.assert_allclose(gA, rA, atol=1e-7)
+    np.testing.assert_allclose(gy0, ry0, atol=1e-7)
+
+
+def test_adjoint_tape_is_constant_in_steps():
+    counts = []
+
+    def loss(A, rtol):
+        before = len(A._tape.records)
+        y = solve_ivp(linear, (0, 4), Y0, t_eval=TE, args=(A,), rtol=rtol, atol=rtol,
+                      adjoint=True).y
+        counts.append(len(A._tape.records) - before)
+        return np.sum(y)
+
+    ds.grad(loss)(A, 1e-3)
+    ds.grad(loss)(A, 1e-9)
+    assert counts[0] == counts[1] < 30
+
+
+# ---------------------------------------------------------------------------
+# stiffness
+# ---------------------------------------------------------------------------
+def test_robertson_radau_values_and_gradient():
+    """Robertson's kinetics (rate constants 0.04, 3e7, 1e4): Radau needs ~1.5e3 evaluations of
+    fun where an explicit method needs > 1e5 (SciPy's RK45: 2.4e5 on [0, 40]; ours stops at
+    max_steps).  Values vs SciPy's Radau at rtol 1e-11; the gradient (IFT through each
+    implicit step) vs central differences of SciPy's solver at rtol 1e-10."""
+    y0 = np.array([1.0, 0.0, 0.0])
+    te = np.array([0.0, 1.0, 10.0])
+    kw = dict(method="Radau", t_eval=te, rtol=1e-7, atol=1e-11)
+    r = solve_ivp(rober, (0, 10), y0, args=(K_ROBER,), **kw)
+    ref = si.solve_ivp(rober, (0, 10), y0, method="Radau", t_eval=te, args=(K_ROBER,),
+                       rtol=1e-11, atol=1e-15)
+    np.testing.assert_allclose(r.y, ref.y, rtol=1e-5, atol=1e-10)
+    assert r.success and r.nfev < 3000
+    explicit = solve_ivp(rober, (0, 10), y0, args=(K_ROBER,), rtol=1e-7, atol=1e-11,
+                         max_steps=1000)
+    assert explicit.status == -1 and "max_steps" in explicit.message and not explicit.success
+
+    loss = lambda k, y0: solve_ivp(rober, (0, 10), y0, args=(k,), **kw).y[0, -1]  # noqa
+    gk, gy0 = ds.grad(loss, argnums=(0, 1))(K_ROBER, y0)
+
+    def scipy_y(k, y0):
+        return si.solve_ivp(rober, (0, 10), y0, method="Radau", args=(k,), rtol=1e-10,
+                            atol=1e-14).y[0, -1]
+
+    assert np.all(np.isfinite(gk)) and gk[0] < 0  # faster decay of y0: less of it left
+    for j in (0,):  # one rate (each SciPy solve at 1e-10 takes ~1 s)
+        e = np.zeros(3)
+        e[j] = 1e-5 * K_ROBER[j]
+        fd = (scipy_y(K_ROBER + e, y0) - scipy_y(K_ROBER - e, y0)) / (2 * e[j])
+        np.testing.assert_allclose(gk[j], fd, rtol=2e-3, atol=1e-12)
+    e = 1e-6
+    fd0 = (scipy_y(K_ROBER, y0 + [e, 0, 0]) - scipy_y(K_ROBER, y0 - [e, 0, 0])) / (2 * e)
+    np.testing.assert_allclose(gy0[0], fd0, rtol=1e-4)
+
+
+def test_radau_implicit_steps_check_grads_on_a_stiff_linear_system():
+    """A stiff linear system (eigenvalues −1 and −1e4): gradient vs expm's closed form and
+    check_grads; Newton's iterations are not on the tape (IFT per step)."""
+    S = np.array([[-1.0, 0.0], [1.0, -1e4]])
+
+    def loss(S, y0):
+        return np.sum(W[:, :3] * solve_ivp(linear, (0, 2), y0, method="Radau",
+                                           t_eval=TE[:3] / 2, args=(S,), rtol=1e-8,
+                                           atol=1e-11).y)
+
+    gS, gy0 = ds.grad(loss, argnums=(0, 1))(S, Y0)
+    rS, ry0 = exact_grads(S, Y0, TE[:3] / 2, W[:, :3])
+    np.testing.assert_allclose(gS, rS, atol=1e-6)
+    np.testing.assert_allclose(gy0, ry0, atol=1e-6)
+    # pinned steps (no rejection at this loose tolerance): the exact discrete derivative
+    pinned = lambda y0: solve_ivp(linear, (0, 2), y0, method="Radau", args=(S,),  # noqa
+                                  first_step=0.1, max_step=0.1, rtol=1e-1, atol=1e-1)
+    assert len(pinned(Y0).t) == 41  # 20 steps of 0.1, each two halves
+    check_grads(lambda y0: pinned(y0).y, (Y0,), modes=("rev",))
+
+
+# ---------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(method="BDF"), ValueError, "method must be one of"),
+    (dict(t_span=(0.0, 0.0)), ValueError, "t_span must be two distinct"),
+    (dict(t_span=(0.0, np.inf)), ValueError, "t_span must be two distinct"),
+    (dict(y0=np.zeros((2, 1))), ValueError, "y0 must be a non-empty 1-D"),
+    (dict(y0=np.array([1j, 0])), TypeError, "y0 must be real"),
+    (dict(args=[A]), TypeError, "args must be a tuple"),
+    (dict(rtol=0.0), ValueError, "rtol must be a positive"),
+    (dict(rtol=1e-16), ValueError, "100 \\* machine epsilon"),
+    (dict(atol=np.ones(3)), ValueError, "atol must be a positive number or one per"),
+    (dict(t_eval=np.array([0.0, 5.0])), ValueError, "within t_span"),
+    (dict(t_eval=np.array([2.0, 1.0])), ValueError, "strictly monotonic"),
+    (dict(method="Radau", adjoint=True), ValueError, "adjoint=True is for the explicit"),
+    (dict(adjoint=True, dense_output=True), ValueError, "not differentiable"),
+    (dict(events=lambda t, y: y[0]), ValueError, "events are not supported"),
+    (dict(max_steps=0), ValueError, "max_steps"),
+    (dict(fun=None), TypeError, "fun must be callable"),
+])
+def test_bad_input(kwargs, exc, match):
+    call = dict(fun=linear, t_span=(0.0, 4.0), y0=Y0, args=(A,))
+    call.update(kwargs)
+    with pytest.raises(exc, match=match):
+        solve_ivp(**call)
+
+
+def test_traced_times_and_bad_fun_output():
+    with pytest.raises(TypeError, match="t_span is being differentiated"):
+        ds.grad(lambda tf: np.sum(solve_ivp(linear, (0.0, tf), Y0, args=(A,)).y))(1.0)
+    with pytest.raises(ValueError, match=r"returned shape \(3,\), expected \(2,\)"):
+        solve_ivp(lambda t, y: np.zeros(3), (0, 1), Y0)
