@@ -284,3 +284,13 @@ def test_traced_times_and_bad_fun_output():
         ds.grad(lambda tf: np.sum(solve_ivp(linear, (0.0, tf), Y0, args=(A,)).y))(1.0)
     with pytest.raises(ValueError, match=r"returned shape \(3,\), expected \(2,\)"):
         solve_ivp(lambda t, y: np.zeros(3), (0, 1), Y0)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize("method", ["RK45", "Radau"])
+def test_second_order(method, mode):
+    """y' = −k y: d²y(T)/dk² = T² e^{−kT}; for Radau through the IFT rule of each step."""
+    loss = lambda k: solve_ivp(lambda t, y, k: -k * y, (0, 1.5), np.array([1.0]),  # noqa
+                               method=method, args=(k,), rtol=1e-10, atol=1e-12).y[0, -1]
+    np.testing.assert_allclose(ds.hessian(loss, mode=mode)(0.7), 1.5 ** 2 * np.exp(-1.05),
+                               rtol=1e-8)
