@@ -33,6 +33,10 @@ def mc_barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, v
                      bridge=True):
     """Monte Carlo knock-out barrier price (GBM), differentiable pathwise (first order).
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, strike, barrier, expiry, vol: scalars > 0; rate, dividend: scalars.
         is_call, is_down: scalar bools (call/put, barrier below/above the spot).

@@ -77,6 +77,10 @@ def basket_mc_price(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, 
                     antithetic=True):
     """Monte Carlo price of a European basket option on correlated GBM assets (differentiable).
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     ``S_i(T) = S_i exp((r − q_i − σ_i²/2)T + σ_i √T (L Z)_i)``, ``L Lᵀ = correlation``, payoff
     ``max(w(B − K), 0)`` with ``B`` per :class:`Basket`; exact in one step (no time grid).
 
@@ -117,6 +121,10 @@ def basket_mc_greeks(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0,
                      correlation, is_call=True, basket=Basket.ARITHMETIC, n_paths=100_000, seed=0,
                      antithetic=True):
     """Price, per-asset deltas and vegas, and rho, each with its standard error.
+
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
 
     Same arguments as :func:`basket_mc_price` (plain values). The per-sample pathwise derivatives
     are the forward-mode Jacobian (``ds.jacfwd``, ``2d + 1`` JVPs) of the sample vector; their

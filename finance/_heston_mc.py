@@ -55,6 +55,10 @@ def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_
                     antithetic=True, device="cpu"):
     """Monte Carlo price of a European option under Heston.
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    variances (``theta``, ``v0``) per year; derivatives per unit of each input (theta is
+    −∂/∂T per year).
+
     Args:
         spot, strike, expiry: scalars > 0; rate, dividend: scalars.
         params: :class:`HestonParams`.
@@ -116,6 +120,10 @@ HESTON_GREEKS = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho",
 def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
                      n_paths=100_000, n_steps=50, seed=0, antithetic=True, device="cpu"):
     """Price and all ten first-order sensitivities of a Heston European, with standard errors.
+
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    variances (``theta``, ``v0``) per year; derivatives per unit of each input (theta is
+    −∂/∂T per year).
 
     Full-truncation Euler on the Numba (or numba.cuda) path kernel, one fused forward + reverse
     sweep per path (Giles & Glasserman 2006; DERIVATIONS §HK); the values equal ``ds.grad`` of

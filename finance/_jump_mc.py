@@ -41,6 +41,10 @@ def merton_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump_i
                     antithetic=True):
     """Monte Carlo price of a European option under Merton's jump-diffusion (differentiable).
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, strike, expiry, vol: scalars > 0; rate, dividend: scalars.
         jump_intensity: λ ≥ 0 (jumps per year); jump_mean: μ_J; jump_vol: δ ≥ 0 (of ln J).

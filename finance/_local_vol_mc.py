@@ -150,6 +150,10 @@ def local_vol_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, local_vo
                        n_paths=100_000, n_steps=50, seed=0, antithetic=True):
     """Monte Carlo price of a European option under local volatility (differentiable pathwise).
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    σ(t, S) per √year; derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, strike, expiry: scalars > 0; rate, dividend: scalars.
         local_vol: a callable ``σ(t, S)`` (t a scalar, S an array of spots; NumPy code, so it is

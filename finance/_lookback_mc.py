@@ -33,6 +33,10 @@ def mc_lookback_price(*, spot, strike=None, expiry, rate=0.0, dividend=0.0, vol,
                       n_paths=100_000, n_steps=50, seed=0, antithetic=True, bridge=True):
     """Monte Carlo price of a lookback written today, differentiable pathwise (first order).
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, expiry, vol: scalars > 0; rate, dividend: scalars.
         strike: None (floating strike: call ``S_T − min S``, put ``max S − S_T``) or K > 0

@@ -33,6 +33,10 @@ def lsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fals
               n_paths=50_000, n_steps=50, degree=3, seed=0, antithetic=True):
     """American (Bermudan, ``n_steps`` equally spaced exercise dates) price by Longstaff–Schwartz.
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, strike, expiry, vol: scalars > 0; rate, dividend: scalars (continuous).
         is_call: scalar bool (default False: a put).

@@ -222,6 +222,10 @@ def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
              smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False):
     """Monte Carlo price of a GBM product, differentiable by its pathwise adjoint.
 
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
+
     Args:
         spot, strike, expiry, vol: scalars > 0; rate, dividend: scalars (continuous).
         is_call: scalar bool.
@@ -328,6 +332,10 @@ def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True
               smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False,
               estimator=GreekEstimator.PATHWISE, second_order=False):
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
+
+    Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
+    ``vol`` per √year (0.2 = 20 %); derivatives are per unit of each input: theta is
+    −∂/∂T per year, vega per 1.00 of volatility, rho per 1.00 of rate.
 
     Same arguments as :func:`mc_price`. The values equal ``ds.grad`` of ``mc_price(...).price``
     on the same seed (the same kernel); the standard errors come from the per-sample adjoints.

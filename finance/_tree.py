@@ -1,8 +1,10 @@
 """American (and Bermudan/European) options on a Cox–Ross–Rubinstein binomial tree.
 
-The backward induction is written in NumPy over the lattice (a trailing axis of nodes), so
-diffsci differentiates the tree price itself: delta, vega, rho, theta by one reverse sweep and
-gamma by forward-over-reverse (``finance.greeks(finance.tree_price, ...)``).
+Plain inputs run the Numba kernel ``_kernels.tree_prices``; traced inputs run the same backward
+induction in NumPy over the lattice (a trailing axis of nodes), so diffsci differentiates the tree
+price itself to any order. :func:`tree_greeks` (and ``finance.greeks(finance.tree_price, ...)``)
+returns the price and 13 Greeks from the hand-written reverse sweep of the induction and of its
+σ-tangent in one kernel call (finance/DERIVATIONS.md §TA), equal to the AD values to rounding.
 
 Smoothness in the spot. A CRR lattice that scales with S gives a price piecewise *linear* in S
 (AD gamma zero almost everywhere, and missing the exercise boundary's contribution with the BBS
@@ -186,7 +188,7 @@ def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fa
     Example:
         >>> g = tree_greeks(spot=36.0, strike=40.0, expiry=1.0, rate=0.06, vol=0.2)
         >>> round(float(g["price"]), 3), round(float(g["delta"]), 3)
-        (4.488, -0.696)
+        (4.487, -0.697)
 
     References:
         Pelsser & Vorst (1994) (delta and gamma from the extended lattice); M. Giles,

@@ -22,6 +22,28 @@ def test_tree_converges_to_reference():
         assert abs(float(finance.tree_price(**PUT, n_steps=n)) - LS_REF) < 2e-4
 
 
+#: The converged ATM American put (S = K = 100, r = 5 %, σ = 20 %, T = 1): BBS with Richardson
+#: extrapolation, 2 V(2n) − V(n), gives 6.09040, 6.09038, 6.09037 at n = 1000, 2000, 4000;
+#: Crank–Nicolson with 401/801/1601 nodes 6.08895, 6.08983, 6.09014 (→ 6.0903).
+ATM_CONVERGED = 6.0904
+
+
+def test_atm_reference_values_and_which_is_right():
+    kw = dict(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
+    v = {n: float(finance.tree_price(**kw, n_steps=n)) for n in (2000, 4000, 8000)}
+    for n in (2000, 4000):
+        assert abs(2 * v[2 * n] - v[n] - ATM_CONVERGED) < 1e-4
+    # the defaults (500 steps, BBS last step): 6.0915, +0.0011 from the converged value; the
+    # plain 1000-step CRR tree (QuantLib's figure): 6.0896, −0.0008
+    assert abs(float(finance.tree_price(**kw)) - 6.0915) < 5e-5
+    crr = float(finance.tree_price(**kw, n_steps=1000, smooth=False))
+    assert abs(crr - QL_CRR_1000) < 5e-5
+    assert abs(crr - ATM_CONVERGED) < 1e-3 and abs(float(finance.tree_price(**kw)) -
+                                                    ATM_CONVERGED) < 1.2e-3
+    fd = float(finance.fd_price(**kw, n_space=801, n_time=1600))
+    assert abs(fd - ATM_CONVERGED) < 1e-3
+
+
 def test_plain_crr_matches_quantlib_number():
     v = finance.tree_price(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2,
                            n_steps=1000, smooth=False)
