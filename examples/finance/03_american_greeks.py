@@ -1,9 +1,10 @@
-"""American put price, delta and gamma against spot: AD through a binomial tree.
+"""American put price, delta and gamma against spot: derivatives of a binomial tree.
 
 The Cox–Ross–Rubinstein tree (binomial Black–Scholes last step; lattice anchored at the spot so
-the price is smooth in it) is written in NumPy over the lattice, and ``finance.greeks``
-differentiates it — reverse mode for delta, forward-over-reverse for gamma — for a whole batch of
-spots at once. The Longstaff–Schwartz reference (least-squares Monte Carlo, pathwise delta with
+the price is smooth in it): ``finance.greeks(finance.tree_price, ...)`` runs the hand-written
+reverse sweep of the induction (``finance.tree_greeks``, DERIVATIONS §TA), whose values equal AD
+through the NumPy tree (reverse mode for delta, forward-over-reverse for gamma), for a whole batch
+of spots at once. The Longstaff–Schwartz reference (least-squares Monte Carlo, pathwise delta with
 the exercise boundary held fixed) is priced at a few spots with ±2 s.e. bands.
 
 Checks: the tree at S = 36 vs Longstaff & Schwartz (2001)'s 4.4867; AD delta and gamma vs wide
