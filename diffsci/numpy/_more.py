@@ -70,15 +70,31 @@ def accept_lists(prim):
     traced values (``mean([x, y])``), as NumPy converts any array_like.  The wrapper keeps
     the primitive's attributes (rules, ``binary`` fast path) so it stands in for it."""
     @functools.wraps(prim)
-    def f(*args, **kwargs):
-        for a in args:
-            t = type(a)
-            if (t is list or t is tuple) and _traced(a):
-                args = tuple(C.array(b) if type(b) in (list, tuple) and _traced(b) else b
-                             for b in args)
+    def f(a=_NO, b=_NO, /, *rest, **kwargs):
+        # the common call (one or two arrays, no lists) in as few steps as possible: this
+        # wrapper sits on every dnp.<name>(x) call (benchmarks/bench_overhead.py, W1)
+        ta, tb = type(a), type(b)
+        if not rest and ta is not list and ta is not tuple and tb is not list \
+                and tb is not tuple:
+            if b is _NO:
+                return prim(a, **kwargs) if a is not _NO else prim(**kwargs)
+            return prim(a, b, **kwargs)
+        args = tuple(x for x in (a, b) if x is not _NO) + rest
+        for x in args:
+            t = type(x)
+            if (t is list or t is tuple) and _traced(x):
+                args = tuple(C.array(y) if type(y) in (list, tuple) and _traced(y) else y
+                             for y in args)
                 break
         return prim(*args, **kwargs)
     return f
+
+
+class _Missing:
+    __slots__ = ()
+
+
+_NO = _Missing()
 
 
 # Functions of ``_wrap.py`` (primitives and their thin wrappers) whose array arguments are
