@@ -51,7 +51,8 @@ from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import Raveler, tree_flatten, tree_unflatten
 
-__all__ = ["odeint", "DOPRI5", "solve_ivp", "OdeResult", "OdeSolution"]
+__all__ = ["odeint", "DOPRI5", "solve_ivp", "OdeResult", "OdeSolution", "quad", "trapezoid",
+           "cumulative_trapezoid", "simpson"]
 
 
 # ---------------------------------------------------------------------------
@@ -532,3 +533,4 @@ def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="
 
 
 from ._ivp import OdeResult, OdeSolution, solve_ivp  # noqa: E402  (uses the pieces above)
+from ._quad import cumulative_trapezoid, quad, simpson, trapezoid  # noqa: E402
