@@ -13,7 +13,8 @@ PYTEST_ARGS ?=
 
 help:
 	@echo "make demo       install into .venv and run the example gallery (writes gallery/index.html)"
-	@echo "make test       install with the test extra into .venv and run pytest (PYTEST_ARGS=...)"
+	@echo "make test       install with the test extra into .venv and run pytest (PYTEST_ARGS=...),"
+	@echo "                then the Numba-kernel tests again with bounds checks on"
 	@echo "make bench      install, try the bench peers, run every benchmarks/bench_*.py"
 	@echo "make gpu-check  check CUDA kernels against CPU kernels (needs an NVIDIA GPU)"
 	@echo "make lint       ruff check"
@@ -47,8 +48,15 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-base
 demo: $(VENV)/.installed-base
 	$(VPY) -m examples
 
+# The second pass re-runs every test marked `kernels` (they run Numba kernels) with Numba's
+# bounds checks on and two threads, in a fresh Numba cache: an out-of-range index then raises
+# IndexError instead of corrupting memory. Exit status 5 (no test selected) is fine there.
 test: $(VENV)/.installed-test
 	$(VPY) -m pytest $(PYTEST_ARGS)
+	@echo "make test: kernel tests again with NUMBA_BOUNDSCHECK=1, NUMBA_NUM_THREADS=2"
+	@cache=$$(mktemp -d); NUMBA_BOUNDSCHECK=1 NUMBA_NUM_THREADS=2 NUMBA_CACHE_DIR=$$cache \
+	    $(VPY) -m pytest -m kernels $(PYTEST_ARGS); rc=$$?; rm -rf $$cache; \
+	    [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 bench: $(VENV)/.installed-bench
 	$(VPY) -m benchmarks

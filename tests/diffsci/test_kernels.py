@@ -16,6 +16,8 @@ from diffsci import _kernels as K
 from diffsci._ops import logsumexp, softmax
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # runs Numba kernels (make test re-runs them bounds-checked)
+
 RNG = np.random.default_rng(20240607)
 
 # (shape, axis): several ranks, every axis position, negative axes and axis=None.
