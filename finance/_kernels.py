@@ -726,11 +726,16 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
                            terminal_exercise, e_grid, gs_grid)
         else:
             o = _ckpt_offset(top // block, block)
-            vt[:, r:r + top + 3] = vt[:, o:o + top + 3]
+            b = min(top + 2, hi + top - i0)
+            vt[:, r + lo:r + b + 1] = vt[:, o + lo:o + b + 1]
+        # only the nodes the adjoints can reach: layer L ≤ top needs [lo, hi + L − i0] (the range
+        # moves up at most one node per layer and never down)
         for i in range(top - 1, i0, -1):
             r = seg0 + (i - i0 - 1) * width
-            _tree_layer_tangent(vt[:, r + width:r + width + i + 4], vt[:, r:r + i + 3],
-                                e_grid[n - i:n + i + 5:2], gs_grid[n - i:n + i + 5:2], pu, pd, ud,
+            b = min(i + 2, hi + i - i0)
+            _tree_layer_tangent(vt[:, r + width + lo:r + width + b + 2], vt[:, r + lo:r + b + 1],
+                                e_grid[n - i + 2 * lo:n - i + 2 * b + 1:2],
+                                gs_grid[n - i + 2 * lo:n - i + 2 * b + 1:2], pu, pd, ud,
                                 american and i % every == 0)
         for i in range(i0, top):
             o1 = seg0 + (i - i0) * width  # layer i + 1

@@ -173,3 +173,16 @@ def test_scratch_reuse_does_not_leak_between_calls():
     assert all(float(a[k]) == float(b[k]) for k in a)
     # checkpointed scratch: a fraction of the n²/2 nodes of the lattice
     assert _kernels.tree_nodes(1000, False) < 1001 * 1006 // 2 // 5
+
+
+@pytest.mark.parametrize("smooth", [False, True])
+def test_checkpointed_blocks_equal_ad(smooth):
+    # n = 300: 54-layer blocks, six recomputed from checkpoints (the grid above fits one block)
+    n = 300
+    assert _kernels.tree_block(n - smooth) < n // 4
+    kw = dict(spot=40.0, strike=42.0, expiry=0.75, rate=0.05, dividend=0.01, vol=0.3,
+              is_call=False)
+    got = finance.tree_greeks(**kw, n_steps=n, smooth=smooth)
+    ref = ad_reference(kw, n_steps=n, smooth=smooth)
+    for name, r in ref.items():
+        assert abs(float(got[name]) - r) <= 1e-9 * max(1.0, abs(r)), name
