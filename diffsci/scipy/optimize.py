@@ -17,7 +17,9 @@ records for the whole solve.  Derivation: ``diffsci/DERIVATIONS.md``, section
   :func:`diffsci.jacfwd`;
 * :func:`fixed_point` — x = g(x, *args) by :func:`scipy.optimize.fixed_point`;
 * :func:`minimize_scalar` — the minimiser of a scalar function by
-  :func:`scipy.optimize.minimize_scalar`, differentiated through f′(x*) = 0.
+  :func:`scipy.optimize.minimize_scalar`, differentiated through f′(x*) = 0;
+* :func:`minimize`, :func:`least_squares`, :func:`brentq`, :func:`root_scalar` — in
+  :mod:`diffsci.scipy._optimize_min` (argmin by the IFT on ∇f = 0, DERIVATIONS.md (AM1)–(AM2)).
 
 Only ``args`` is differentiated; the root does not depend on the initial guess
 (for a locally unique root), so ``x0`` gets a zero gradient.
@@ -41,7 +43,8 @@ from .._custom import custom_vjp
 from .._forward import jacfwd
 from .._tree import Raveler, tree_flatten, tree_unflatten
 
-__all__ = ["custom_root", "root", "fixed_point", "minimize_scalar"]
+__all__ = ["custom_root", "root", "fixed_point", "minimize_scalar", "minimize", "least_squares",
+           "brentq", "root_scalar"]
 
 #: scipy.optimize.root methods that use a supplied Jacobian.
 _USES_JACOBIAN = frozenset({"hybr", "lm"})
@@ -338,3 +341,6 @@ def minimize_scalar(fun, args=(), bracket=None, bounds=None, method=None, tol=No
     x = custom_root(lambda x, *a: slope(x, *a), np.float64(0.0), solve, args=tuple(args),
                     where="minimize_scalar")
     return x
+
+
+from ._optimize_min import brentq, least_squares, minimize, root_scalar  # noqa: E402
