@@ -17,6 +17,7 @@ from ._core import (
     is_tracer,
     nondifferentiable,
     primitive,
+    top_trace,
 )
 from ._custom import custom_vjp
 from .numpy._tracer_methods import register_numpy_function
@@ -36,5 +37,6 @@ __all__ = [
     "nondifferentiable",
     "primitive",
     "register_numpy_function",
+    "top_trace",
     "unbroadcast",
 ]

@@ -29,6 +29,7 @@ from ._activations import (
     softplus,
     tanh,
 )
+from ._fused import FUSED, dense
 from ._init import (
     as_rng,
     glorot_normal,
@@ -44,10 +45,12 @@ from ._lstm import LSTM, LSTMCell
 __all__ = [
     "ACTIVATIONS",
     "Dense",
+    "FUSED",
     "LSTM",
     "LSTMCell",
     "MLP",
     "as_rng",
+    "dense",
     "elu",
     "gelu",
     "get_activation",

@@ -4,7 +4,7 @@ A layer is its parameters: ``grad`` of a loss with respect to a ``Dense`` is
 a ``Dense`` of gradients, and optimisers update it leaf by leaf.  The
 activation is a *static* field (a name from
 :data:`~diffsci.nn.ACTIVATIONS` or a callable), so gradients flow only to
-the arrays.  ``__call__`` is plain NumPy.
+the arrays.  ``Dense.__call__`` is one fused primitive for the common activations.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core import getval
 from ._activations import get_activation
+from ._fused import dense
 from ._init import as_rng, glorot_uniform
 
 __all__ = ["Dense", "MLP"]
@@ -103,15 +104,17 @@ class Dense:
         return np.shape(getval(self.w))[1]
 
     def __call__(self, x):
-        """Apply the layer to ``x`` of shape ``(..., in_features)``."""
+        """Apply the layer to ``x`` of shape ``(..., in_features)``.
+
+        One fused primitive for the activations of :data:`diffsci.nn.FUSED` (its tape record
+        keeps ``x``, ``w``, ``b`` and the output only; diffsci/nn/DERIVATIONS.md §D1),
+        the composition ``matmul``, ``add``, activation otherwise (see :func:`~diffsci.nn.dense`).
+        """
         n = np.shape(getval(x))[-1:]
         if n != (self.in_features,):
             raise ValueError(f"Dense: x has shape {np.shape(getval(x))}; its last axis must "
                              f"have in_features = {self.in_features} entries")
-        y = x @ self.w
-        if self.b is not None:
-            y = y + self.b
-        return get_activation(self.activation)(y)
+        return dense(x, self.w, self.b, self.activation)
 
 
 @dataclasses.dataclass(frozen=True)
