@@ -17,6 +17,8 @@ import diffsci.nn as nn
 from diffsci._fit import fit
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # softmax and log_softmax run Numba kernels (diffsci/_kernels.py)
+
 RNG = np.random.default_rng(1907)
 
 

@@ -23,6 +23,8 @@ from diffsci.nn import _fused
 from diffsci.nn._fused import FUSED, dense, dense_unfused, is_fused
 from diffsci.testing import check_grads
 
+pytestmark = pytest.mark.kernels  # softmax and log_softmax run Numba kernels (diffsci/_kernels.py)
+
 NAMES = sorted(FUSED)
 SHAPES = [(3,), (5, 3), (2, 4, 3)]
 
