@@ -186,3 +186,25 @@ def test_checkpointed_blocks_equal_ad(smooth):
     ref = ad_reference(kw, n_steps=n, smooth=smooth)
     for name, r in ref.items():
         assert abs(float(got[name]) - r) <= 1e-9 * max(1.0, abs(r)), name
+
+
+def test_delta_gamma_theta_vs_quantlib_crr_when_installed():
+    ql = pytest.importorskip("QuantLib")
+    today = ql.Date(15, 1, 2025)
+    ql.Settings.instance().evaluationDate = today
+    dc = ql.Actual365Fixed()
+    process = ql.BlackScholesMertonProcess(
+        ql.QuoteHandle(ql.SimpleQuote(100.0)),
+        ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, dc)),
+        ql.YieldTermStructureHandle(ql.FlatForward(today, 0.05, dc)),
+        ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), 0.2, dc)))
+    opt = ql.VanillaOption(ql.PlainVanillaPayoff(ql.Option.Put, 100.0),
+                           ql.AmericanExercise(today, today + 365))
+    opt.setPricingEngine(ql.BinomialVanillaEngine(process, "crr", 1000))
+    g = finance.tree_greeks(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2,
+                            n_steps=1000, smooth=False)
+    # QuantLib's lattice Greeks are differences on its own (unshifted) tree: O(1/n) apart
+    assert abs(float(g["price"]) - opt.NPV()) < 1e-4
+    assert abs(float(g["delta"]) - opt.delta()) < 1e-4
+    assert abs(float(g["gamma"]) - opt.gamma()) < 1e-4
+    assert abs(float(g["theta"]) - opt.theta()) < 0.02, (float(g["theta"]), opt.theta())
