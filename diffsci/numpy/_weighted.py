@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
 from . import _wrap as W
+from ._sets import _density, histogram_bin_edges
 
 
 def _bincount(weights, x, minlength):
@@ -64,12 +65,27 @@ def _weighted_counts(samples, edges, weights, density):
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
-    """``numpy.histogram``; differentiable in ``weights`` (``a`` only picks bins)."""
+    """``numpy.histogram``; differentiable in ``weights`` and, through the edges, in ``a``.
+
+    ``a`` only picks bins (derivative zero almost everywhere), but the edges computed from
+    it (``histogram_bin_edges``: ``linspace(min(a), max(a), n + 1)``) move with it, and so
+    does a density (``n / diff(edges) / n.sum()``).  The edges are traced when ``a``, a
+    ``range`` or array ``bins`` are.
+    """
     av = np.asarray(getval(a))
-    if weights is None or not is_tracer(weights):
-        return np.histogram(av, getval(bins), range, density, getval(weights))
-    edges = np.histogram_bin_edges(av, getval(bins), range)
-    return _weighted_counts([av.ravel()], [edges], weights, density), edges
+    edges = histogram_bin_edges(a, bins, range)
+    if not (is_tracer(weights) or is_tracer(edges)):
+        return np.histogram(av, getval(bins), _plain_range(range), density, getval(weights))
+    ev = np.asarray(getval(edges))
+    if is_tracer(weights):
+        counts = _weighted_counts([av.ravel()], [ev], weights, False)
+    else:
+        counts = np.histogram(av, ev, weights=getval(weights))[0]
+    return (_density(counts, edges) if density else counts), edges
+
+
+def _plain_range(range):  # noqa: A002
+    return None if range is None else tuple(getval(r) for r in range)
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002

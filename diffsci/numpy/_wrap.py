@@ -314,11 +314,10 @@ def _sublists_to_subscripts(args):
 # not floats: they accept traced values and return plain ones.
 _NONDIFFERENTIABLE = [
     "floor", "ceil", "round", "around", "rint", "trunc", "fix", "floor_divide", "sign",
-    "heaviside", "signbit", "spacing", "nextafter",
+    "signbit", "spacing",
     "argmax", "argmin", "argsort", "argpartition", "argwhere", "nonzero", "flatnonzero",
-    "searchsorted", "digitize", "histogram_bin_edges", "unique", "unique_values", "unique_counts",
-    "unique_inverse", "unique_all", "lexsort", "isin", "intersect1d", "setdiff1d", "union1d",
-    "setxor1d", "unravel_index", "ravel_multi_index", "indices", "diag_indices",
+    "searchsorted", "digitize", "lexsort", "isin", "unravel_index", "ravel_multi_index",
+    "indices", "diag_indices",
     "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "ix_",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "isfinite", "isinf", "isnan", "isneginf", "isposinf", "isclose", "allclose",
