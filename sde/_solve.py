@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
-from diffsci._core import top_trace
+from diffsci.extend import top_trace
 from diffsci.extend import getval
 
 from ._grid import Grid
