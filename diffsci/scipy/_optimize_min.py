@@ -60,17 +60,32 @@ def _newton_polish(g, x, steps=4):
     return x
 
 
-def _check_bounds(where, x, bounds):
+def _polish_inside(F, x, bounds):
+    """Newton-polish x; with bounds, only an interior solution, and only if it stays inside."""
     if bounds is None:
-        return
+        return _newton_polish(F, x)
+    lo, hi = _bound_arrays(x, bounds)
+    if np.any(x <= lo) or np.any(x >= hi):
+        return x
+    new = _newton_polish(F, x)
+    return new if np.all(new > lo) and np.all(new < hi) else x
+
+
+def _bound_arrays(x, bounds):
     b = scipy.optimize.Bounds(*bounds) if isinstance(bounds, tuple) and len(bounds) == 2 \
         and not isinstance(bounds[0], tuple) else bounds
     if isinstance(b, scipy.optimize.Bounds):
-        lo = np.broadcast_to(b.lb, x.shape)
-        hi = np.broadcast_to(b.ub, x.shape)
-    else:
-        lo = np.array([-np.inf if v[0] is None else v[0] for v in b], float)
-        hi = np.array([np.inf if v[1] is None else v[1] for v in b], float)
+        return (np.broadcast_to(np.asarray(b.lb, float), x.shape),
+                np.broadcast_to(np.asarray(b.ub, float), x.shape))
+    lo = np.array([-np.inf if v[0] is None else v[0] for v in b], float)
+    hi = np.array([np.inf if v[1] is None else v[1] for v in b], float)
+    return lo, hi
+
+
+def _check_bounds(where, x, bounds):
+    if bounds is None:
+        return
+    lo, hi = _bound_arrays(x, bounds)
     tol = 1e-10 * np.maximum(1.0, np.abs(x))
     active = (x - lo <= tol) | (hi - x <= tol)
     if np.any(active):
@@ -136,7 +151,7 @@ def minimize(fun, x0, args=(), method=None, bounds=None, tol=None, options=None)
                                       jac=None if free else F,
                                       hess=hess if uses_hess else None, bounds=bounds,
                                       tol=tol, options=options)
-        x = _newton_polish(F, np.asarray(sol.x, float)) if bounds is None else sol.x
+        x = _polish_inside(F, np.asarray(sol.x, float), bounds)
         gnorm = float(np.linalg.norm(F(x)))
         if not sol.success and not gnorm <= 1e-8 * max(1.0, abs(float(sol.fun))):
             raise RuntimeError(f"minimize: scipy.optimize.minimize(method={method!r}) did not "
@@ -214,9 +229,8 @@ def least_squares(fun, x0, args=(), bounds=None, method="trf", ftol=1e-10, xtol=
         if not sol.success:
             raise RuntimeError(f"least_squares: scipy.optimize.least_squares did not "
                                f"converge: {sol.message}")
-        x = _newton_polish(F, np.asarray(sol.x, float)) if bounds is None else sol.x
-        if bounds is not None:
-            _check_bounds("least_squares", x, bounds)
+        x = _polish_inside(F, np.asarray(sol.x, float), bounds)
+        _check_bounds("least_squares", x, bounds)
         info.update(sol)
         return x
 

@@ -73,6 +73,17 @@ def test_initial_guess_gets_zero_gradient_and_pytree_x():
         rtol=1e-12)
 
 
+@pytest.mark.parametrize("bounds", [[(-5, 5)] * 3, so.Bounds(-5 * np.ones(3), 5 * np.ones(3))])
+def test_inactive_bounds_give_the_interior_gradient(bounds):
+    """L-BFGS-B stops at ~1e-8; the polish (kept inside the bounds) makes the IFT exact."""
+    xs = lambda b: minimize(quadratic, np.zeros(3), args=(Q, b), method="L-BFGS-B",  # noqa
+                            bounds=bounds).x
+    np.testing.assert_allclose(ds.jacrev(xs)(B), np.linalg.inv(Q), rtol=1e-10, atol=1e-12)
+    r = least_squares(lambda x, y: AMAT @ x - y, np.zeros(3), args=(YLIN,),
+                      bounds=(-10.0, 10.0))
+    np.testing.assert_allclose(r.x, np.linalg.lstsq(AMAT, YLIN, rcond=None)[0], rtol=1e-10)
+
+
 def test_minimize_errors():
     with pytest.raises(ValueError, match=r"on a bound \(components \[0\]\)"):
         minimize(lambda x, c: np.sum((x - c) ** 2), np.zeros(2), args=(np.array([-1.0, 0.5]),),
