@@ -294,3 +294,26 @@ def test_second_order(method, mode):
                                method=method, args=(k,), rtol=1e-10, atol=1e-12).y[0, -1]
     np.testing.assert_allclose(ds.hessian(loss, mode=mode)(0.7), 1.5 ** 2 * np.exp(-1.05),
                                rtol=1e-8)
+
+
+def test_van_der_pol_mu_1000():
+    """Van der Pol with mu = 1000 on [0, 300] (the slow branch of the relaxation oscillation):
+    Radau needs a few hundred evaluations of fun, RK45 runs out of 2000 steps; the value and
+    the gradients in mu and y0 equal SciPy's Radau (rtol 1e-11) and its central differences."""
+    vdp = lambda t, y, mu: np.stack([y[1], mu * ((1 - y[0] ** 2) * y[1]) - y[0]])  # noqa
+    y0 = np.array([2.0, 0.0])
+    kw = dict(method="Radau", rtol=1e-6, atol=1e-9)
+    r = solve_ivp(vdp, (0, 300), y0, args=(1000.0,), **kw)
+    assert r.success and r.nfev < 2000
+    ref = lambda mu, y0: si.solve_ivp(vdp, (0, 300), y0, method="Radau", args=(mu,),  # noqa
+                                      rtol=1e-11, atol=1e-13).y[0, -1]
+    np.testing.assert_allclose(r.y[0, -1], ref(1000.0, y0), rtol=1e-6)
+    explicit = solve_ivp(vdp, (0, 300), y0, args=(1000.0,), rtol=1e-6, atol=1e-9,
+                         max_steps=2000)
+    assert explicit.status == -1 and not explicit.success
+    gmu, gy0 = ds.grad(lambda mu, y0: solve_ivp(vdp, (0, 300), y0, args=(mu,), **kw).y[0, -1],
+                       argnums=(0, 1))(1000.0, y0)
+    np.testing.assert_allclose(gmu, (ref(1000.001, y0) - ref(999.999, y0)) / 0.002, rtol=1e-5)
+    e = np.array([1e-6, 0.0])
+    np.testing.assert_allclose(gy0[0], (ref(1000.0, y0 + e) - ref(1000.0, y0 - e)) / 2e-6,
+                               rtol=1e-6)
