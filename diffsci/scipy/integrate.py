@@ -1,4 +1,9 @@
-"""Ordinary differential equations with gradients: :func:`odeint`.
+"""Integration with gradients: :func:`odeint`, :func:`solve_ivp`, :func:`quad` and the sample rules.
+
+:func:`solve_ivp` (RK45, RK23, Radau; SciPy's signature and result) is in
+:mod:`diffsci.scipy._ivp`; :func:`quad`, :func:`trapezoid`, :func:`cumulative_trapezoid` and
+:func:`simpson` are in :mod:`diffsci.scipy._quad`; both are re-exported here.  The rest of this
+docstring is about :func:`odeint`.
 
 ``odeint(func, y0, t, *args)`` solves ``dy/dt = func(y, t, *args)`` (the
 argument order of :func:`scipy.integrate.odeint`) and returns ``y`` at every

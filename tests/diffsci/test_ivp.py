@@ -13,7 +13,7 @@ import scipy.integrate as si
 from scipy.linalg import expm, expm_frechet
 
 import diffsci as ds
-from diffsci.scipy._ivp import RADAU_A, RADAU_C
+from diffsci.scipy._ivp_radau import RADAU_A, RADAU_C
 from diffsci.scipy.integrate import solve_ivp
 from diffsci.testing import check_grads
 
