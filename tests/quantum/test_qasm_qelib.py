@@ -17,6 +17,8 @@ from quantum import Circuit, from_qasm, state, to_qasm
 from quantum._qasm import QELIB1
 from tests.quantum import problems as P
 
+pytestmark = pytest.mark.kernels
+
 LIBRARY = """
 gate u3(theta,phi,lambda) q { U(theta,phi,lambda) q; }
 gate u2(phi,lambda) q { U(pi/2,phi,lambda) q; }

@@ -29,6 +29,8 @@ from quantum import (
 from quantum._model import _lookup
 from tests.quantum import problems as P
 
+pytestmark = pytest.mark.kernels
+
 NOT_WIRES = [1.0, np.float64(2.0), True, np.bool_(False), "0", None, 1 + 0j]
 
 #: gate method -> positional wire arguments on a 3-qubit register (the first is replaced)
