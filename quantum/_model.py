@@ -254,7 +254,7 @@ class Circuit:
                 for all fresh.
             controls: extra control wires.
             paulis: the Pauli word of ``PauliRot``.
-            matrix: the unitary of ``QubitUnitary`` (2×2 or 4×4).
+            matrix: the unitary of ``QubitUnitary`` (2**k × 2**k on its k wires, k <= 8).
 
         Raises:
             ValueError: unknown gate, wrong number of wires or angles, a wire out of range or
