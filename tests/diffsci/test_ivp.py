@@ -317,3 +317,16 @@ def test_van_der_pol_mu_1000():
     e = np.array([1e-6, 0.0])
     np.testing.assert_allclose(gy0[0], (ref(1000.0, y0 + e) - ref(1000.0, y0 - e)) / 2e-6,
                                rtol=1e-6)
+
+
+def test_plain_lists_and_failure_status():
+    """Lists and integers are accepted as SciPy does; a blow-up (y' = y², y(1) = ∞) ends with
+    status −1, a message, and the t_eval points reached so far."""
+    r = solve_ivp(lambda t, y: -y, [0, 1], [1, 2])
+    np.testing.assert_allclose(r.y[:, -1], np.exp(-1.0) * np.array([1, 2]), rtol=1e-3)
+    for method in ("RK45", "Radau"):
+        r = solve_ivp(lambda t, y: y ** 2, (0, 2), np.array([1.0]), method=method,
+                      t_eval=np.linspace(0, 2, 5), max_steps=2000)
+        assert r.status == -1 and not r.success and r.message.startswith("solve_ivp:")
+        assert r.t.size == r.y.shape[1] and np.all(r.t < 1.0)
+        np.testing.assert_allclose(r.y[0], 1 / (1 - r.t), rtol=1e-2)
