@@ -117,7 +117,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         Whatever ``numpy.unique`` raises for these arguments.
 
     Example:
-        >>> ds.grad(lambda x: dnp.sum(dnp.unique(x) * [1.0, 2.0]))(np.array([2.0, 1.0, 2.0]))
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> w = np.array([1.0, 2.0])
+        >>> ds.grad(lambda x: dnp.sum(dnp.unique(x) * w))(np.array([2.0, 1.0, 2.0]))
         array([1., 1., 1.])
 
     References:
@@ -165,7 +167,26 @@ def _both(ar1, ar2):
 
 
 def union1d(ar1, ar2):
-    """``numpy.union1d``; each value is the mean of its copies in both inputs."""
+    """``numpy.union1d``, differentiable in the values.
+
+    Args:
+        ar1, ar2: the inputs (flattened, as NumPy's).
+
+    Returns:
+        NumPy's sorted union; traced when an input is, each value the mean of its copies in
+        both inputs (a value in both shares its cotangent among all its copies).
+
+    Raises:
+        Whatever ``numpy.union1d`` raises.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> ds.grad(lambda a: dnp.sum(dnp.union1d(a, np.array([2.0]))))(np.array([1.0, 2.0]))
+        array([1. , 0.5])
+
+    References:
+        The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
+    """
     ar1, ar2 = _arr(ar1), _arr(ar2)
     u = np.union1d(getval(ar1), getval(ar2))
     if not (is_tracer(ar1) or is_tracer(ar2)):
@@ -174,8 +195,28 @@ def union1d(ar1, ar2):
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
-    """``numpy.intersect1d``; each value is the mean of its copies in both inputs (the
-    indices, with ``return_indices``, are NumPy's)."""
+    """``numpy.intersect1d``, differentiable in the values.
+
+    Args:
+        ar1, ar2, assume_unique, return_indices: as NumPy's.
+
+    Returns:
+        NumPy's result; the values traced when an input is, each the mean of its copies in
+        both inputs (the derivative along moves that keep the common value common: any other
+        move empties the intersection).  ``return_indices`` gives NumPy's plain indices.
+
+    Raises:
+        Whatever ``numpy.intersect1d`` raises.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> b = np.array([2.0, 5.0])
+        >>> ds.grad(lambda a: dnp.sum(dnp.intersect1d(a, b)))(np.array([2.0, 1.0, 2.0]))
+        array([0.33333333, 0.        , 0.33333333])
+
+    References:
+        The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
+    """
     ar1, ar2 = _arr(ar1), _arr(ar2)
     res = np.intersect1d(getval(ar1), getval(ar2), assume_unique, return_indices)
     if not (is_tracer(ar1) or is_tracer(ar2)):
@@ -185,8 +226,27 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
 
 
 def setdiff1d(ar1, ar2, assume_unique=False):
-    """``numpy.setdiff1d``; each value is the mean of its copies in ``ar1`` (``ar2`` only
-    removes values: derivative zero almost everywhere)."""
+    """``numpy.setdiff1d``, differentiable in the values.
+
+    Args:
+        ar1, ar2, assume_unique: as NumPy's.
+
+    Returns:
+        NumPy's result; traced when ``ar1`` is, each value the mean of its copies in ``ar1``
+        (``ar2`` only removes values: its derivative is zero almost everywhere).
+
+    Raises:
+        Whatever ``numpy.setdiff1d`` raises.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> b = np.array([1.0])
+        >>> ds.grad(lambda a: dnp.sum(dnp.setdiff1d(a, b)))(np.array([3.0, 1.0, 3.0]))
+        array([0.5, 0. , 0.5])
+
+    References:
+        The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
+    """
     ar1, ar2 = _arr(ar1), _arr(ar2)
     u = np.setdiff1d(getval(ar1), getval(ar2), assume_unique)
     if not is_tracer(ar1):
@@ -195,7 +255,27 @@ def setdiff1d(ar1, ar2, assume_unique=False):
 
 
 def setxor1d(ar1, ar2, assume_unique=False):
-    """``numpy.setxor1d``; each value is the mean of its copies in both inputs."""
+    """``numpy.setxor1d``, differentiable in the values.
+
+    Args:
+        ar1, ar2, assume_unique: as NumPy's.
+
+    Returns:
+        NumPy's result; traced when an input is, each value the mean of its copies in both
+        inputs.
+
+    Raises:
+        Whatever ``numpy.setxor1d`` raises.
+
+    Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> b = np.array([1.0, 4.0])
+        >>> ds.grad(lambda a: dnp.sum(dnp.setxor1d(a, b) ** 2))(np.array([3.0, 1.0]))
+        array([6., 0.])
+
+    References:
+        The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
+    """
     ar1, ar2 = _arr(ar1), _arr(ar2)
     u = np.setxor1d(getval(ar1), getval(ar2), assume_unique)
     if not (is_tracer(ar1) or is_tracer(ar2)):
@@ -220,8 +300,12 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
         Whatever ``numpy.histogram_bin_edges`` raises for these arguments.
 
     Example:
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
         >>> ds.grad(lambda a: dnp.histogram_bin_edges(a, 2)[1])(np.array([0.0, 1.0, 4.0]))
         array([0.5, 0. , 0.5])
+
+    References:
+        NumPy's ``_get_outer_edges``/``_get_bin_edges`` (the linspace and the ±0.5 case).
     """
     a, bins = _arr(a), _arr(bins)
     rng = None if range is None else tuple(_arr(r) for r in range)
@@ -291,9 +375,16 @@ def heaviside(x1, x2, /, *args, **kwargs):
         NumPy's values; traced when ``x2`` is (derivative ``[x1 == 0]`` in ``x2``), plain
         when only ``x1`` is.
 
+    Raises:
+        Whatever ``numpy.heaviside`` raises.
+
     Example:
-        >>> ds.grad(lambda h: dnp.sum(dnp.heaviside(np.array([0.0, 1.0]), h)))(0.5)
+        >>> import numpy as np, diffsci as ds, diffsci.numpy as dnp
+        >>> float(ds.grad(lambda h: dnp.sum(dnp.heaviside(np.array([0.0, 1.0]), h)))(0.5))
         1.0
+
+    References:
+        This module's docstring (the rules of ``_heaviside_p``).
     """
     if is_tracer(x2) or args or kwargs:
         return _heaviside_p(x1, x2, *args, **kwargs)
