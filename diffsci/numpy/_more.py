@@ -1098,7 +1098,7 @@ def _np_mode(n, m, mode, y):
 @_numpy_on_plain(np.convolve, arrays=(0, 1))
 def convolve(a, v, mode="full"):
     """``numpy.convolve``, differentiable in both sequences (DERIVATIONS.md §Convolution,
-    eqs. C1-C3: each operand's adjoint is the full convolution of the cotangent with the
+    eqs. CV1-CV3: each operand's adjoint is the full convolution of the cotangent with the
     other operand conjugated and reversed, cropped).
 
     Args:

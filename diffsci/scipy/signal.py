@@ -16,9 +16,9 @@ lfilter                the numerator ``b``, the denominator ``a`` and the signal
 
 The convolutions are one primitive, the full N-d convolution, whose adjoint is the full
 convolution of the cotangent with the other operand conjugated and reversed, cropped
-(DERIVATIONS.md §Convolution, eqs. C1–C2); 'same' and 'valid' crop its output.  ``lfilter``
+(DERIVATIONS.md §Convolution, eqs. CV1–CV2); 'same' and 'valid' crop its output.  ``lfilter``
 is a primitive whose adjoints are filters themselves (DERIVATIONS.md §Linear filter, eqs.
-F1–F4): the signal's is the filter run backwards in time with conjugated coefficients,
+LF1–LF4): the signal's is the filter run backwards in time with conjugated coefficients,
 the coefficients' are correlations of that backward run with the input and the output.
 Every rule is written with differentiable calls, so derivatives of any order exist.
 
@@ -82,7 +82,7 @@ def _crop(full, s1, s2, mode):
 
 @_numpy_on_plain(_signal.convolve)
 def convolve(in1, in2, mode="full", method="auto"):
-    """``scipy.signal.convolve``, differentiable in both inputs (DERIVATIONS.md eq. C1).
+    """``scipy.signal.convolve``, differentiable in both inputs (DERIVATIONS.md eq. CV1).
 
     Args:
         in1, in2: arrays of the same dimension.
@@ -196,7 +196,7 @@ def _lfilter_vjp_x(g, ans, b, a, x, axis=-1):
 
 
 defvjp(_lfilter_p, _lfilter_vjp_b, _lfilter_vjp_a, _lfilter_vjp_x)
-# A y = B x  =>  ẏ = (Ḃ x - Ȧ y + B ẋ) / A  (eq. F0): each term is a filter.
+# A y = B x  =>  ẏ = (Ḃ x - Ȧ y + B ẋ) / A  (eq. LF0): each term is a filter.
 defjvp(_lfilter_p,
        lambda t, ans, b, a, x, axis=-1: _lfilter_p(t, a, x, axis=axis),
        lambda t, ans, b, a, x, axis=-1: -_lfilter_p(t, a, ans, axis=axis),
@@ -206,7 +206,7 @@ defjvp(_lfilter_p,
 @_numpy_on_plain(_signal.lfilter)
 def lfilter(b, a, x, axis=-1, zi=None):
     """``scipy.signal.lfilter``: y with a[0] y[n] = Σ_k b[k] x[n-k] - Σ_{k≥1} a[k] y[n-k],
-    differentiable in ``b``, ``a`` and ``x`` (DERIVATIONS.md §Linear filter, eqs. F0–F4).
+    differentiable in ``b``, ``a`` and ``x`` (DERIVATIONS.md §Linear filter, eqs. LF0–LF4).
 
     Args:
         b, a: 1-d numerator and denominator coefficients (``a[0] != 0``).
