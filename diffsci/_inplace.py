@@ -148,7 +148,8 @@ def _setitem_dual(x, idx, value):
 
 
 def tangent(d):
-    """The tangent of dual ``d``, brought up to date with the in-place writes of its trace."""
+    """The tangent of dual ``d``, brought up to date with the in-place writes of its trace
+    (DERIVATIONS.md (W2))."""
     log = d._tape.writes
     if log is None:
         return d._tangent
@@ -323,7 +324,7 @@ class _Repair:
     ``i`` sends to ``p`` is split: the cells a write overwrote go to that write's value,
     the rest to ``p``.  ``parts`` holds, latest write first, ``(value record, m, n,
     region shape, value shape, value dtype)`` with ``m``/``n`` the matching cells (flat
-    positions in ``p``'s value and in the write's region).
+    positions in ``p``'s value and in the write's region).  Derivation: DERIVATIONS.md (W1).
     """
 
     __slots__ = ("i", "pos", "p", "slot", "parts", "keep")
