@@ -67,8 +67,10 @@ def _mean_of_copies(x, u):
     xf = W.ravel(x)
     xv = np.asarray(getval(xf))
     uu, ginv = np.unique(u, return_inverse=True)
-    pos = np.minimum(np.searchsorted(uu, xv), len(uu) - 1)
-    sel = np.flatnonzero((uu[pos] == xv) & np.isfinite(xv))
+    ux, xinv = np.unique(xv, return_inverse=True)  # match the distinct values only (fast)
+    upos = np.minimum(np.searchsorted(uu, ux), len(uu) - 1)
+    pos = upos[xinv.ravel()]
+    sel = np.flatnonzero(((uu[upos] == ux) & np.isfinite(ux))[xinv.ravel()])
     dt = np.result_type(xv.dtype, u.dtype)
     k = np.maximum(np.bincount(pos[sel], minlength=len(uu)), 1).astype(dt)
     sums = W.scatter_add(np.zeros(len(uu), dt), W.getitem(xf, sel), idx=pos[sel])
