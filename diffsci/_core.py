@@ -429,6 +429,8 @@ def primitive(fun=None, *, name=None):
                     # (x, c) as one tuple (see ``defvjp_const``): the sweep's cheapest path.
                     rules, parents = cvjps, a._idx
                 else:
+                    if ufunc is not None and (tb is list or tb is tuple):
+                        vb = np.asarray(b)  # ``x * [1.0, 2.0]``: the rules need an array
                     rules, parents = vjps, (a._idx, None)
             tape = a._tape
         elif tb is Tracer:
@@ -439,6 +441,8 @@ def primitive(fun=None, *, name=None):
             if cvjps1 and (ta is float or ta is int):  # ``c op x``: as ``x op c`` above
                 rules, parents = cvjps1, b._idx
             else:
+                if ufunc is not None and (ta is list or ta is tuple):
+                    va = np.asarray(a)
                 rules, parents = vjps, (None, b._idx)
             tape = b._tape
         elif ta is Dual or tb is Dual:  # forward mode at one level: inline

@@ -16,7 +16,8 @@ estimator name are ``linspace(lo, hi, n + 1)`` with ``(lo, hi)`` the data's ``mi
 in ``x1`` almost everywhere.
 
 Every value is NumPy's own, bit for bit: each composite computes NumPy's result on plain
-values and attaches the derivative of the composite with :func:`_exact`.
+values and attaches the derivative of the composite with :func:`_exact`.  The maths:
+DERIVATIONS.md, "Value-selecting functions".
 """
 
 from __future__ import annotations

@@ -371,6 +371,8 @@ REAL_ONLY = {
     "nanquantile", "percentile", "quantile", "unwrap",
     # counts in weights: np.bincount and np.histogram* take real weights only
     "bincount", "histogram", "histogram2d", "histogramdd",
+    # no complex loop (nextafter, heaviside); bin edges order real data
+    "nextafter", "heaviside", "histogram_bin_edges",
 }
 
 

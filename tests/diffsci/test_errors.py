@@ -194,3 +194,12 @@ def test_grad_of_a_size_one_array_is_the_gradient_of_its_element(shape):
     np.testing.assert_allclose(g2, [1.2, 0.3])
     with pytest.raises(TypeError, match="scalar"):
         ds.grad(lambda x: x * 1.0)(x)  # size 2: not a scalar
+
+
+@pytest.mark.parametrize("f", [lambda x: x * [1.0, 3.0], lambda x: [1.0, 3.0] * x,
+                               lambda x: np.multiply(x, [1.0, 3.0]), lambda x: (1.0, 3.0) * x,
+                               lambda x: x / [1.0, 1 / 3.0]])
+def test_python_sequences_as_constants_in_arithmetic(f):
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(f(x)))(x), [1.0, 3.0], rtol=1e-15)
+    np.testing.assert_allclose(ds.jacfwd(lambda x: np.sum(f(x)))(x), [1.0, 3.0], rtol=1e-15)
