@@ -46,7 +46,11 @@ def _no_rule(what, name):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if method == "__call__" and ("out" in kwargs or "where" in kwargs):
+    if not kwargs and method == "__call__":  # np.sin(x): the common call, first
+        f = _UFUNCS.get(ufunc)
+        if f is not None:
+            return f(*inputs)
+    if kwargs and method == "__call__" and ("out" in kwargs or "where" in kwargs):
         # compute, then write into the output array (in place), keeping it where where=False
         return _inplace.ufunc_out(lambda *a, **k: _array_ufunc(self, ufunc, method, *a, **k),
                                   ufunc, inputs, kwargs)
