@@ -15,7 +15,7 @@ def test_bench_overhead_quick(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--no-peers", "--json", str(out_json)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     out = proc.stdout
@@ -36,7 +36,7 @@ def test_bench_forward_quick_runs(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_forward.py"), "--quick", "--no-peers",
          "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for title in ("(a) W1:", "(b) Hessian", "(c) ds.jvp"):

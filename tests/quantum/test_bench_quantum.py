@@ -15,7 +15,7 @@ def test_bench_quantum_quick(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_quantum.py"), "--quick", "--no-peers",
          "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     for text in ("N×L", "adjoint", "gate throughput", "batch of 64", "Targets", "1 thread(s)",

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_bench_sde_quick():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sde.py"), "--quick"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     for header in ("Strong order on GBM", "Strong order, additive noise", "Neural-SDE gradient",
                    "Brownian interval queries"):
@@ -23,6 +23,6 @@ def test_bench_sde_memory_probe():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sde.py"),
                            "--memory-probe", "diffsci,reversible_heun,reversible,10,float32,2,4,4"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert float(proc.stdout.strip().splitlines()[-1]) >= 0.0

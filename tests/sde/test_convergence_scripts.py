@@ -22,7 +22,7 @@ def test_convergence_script_quick(script, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "convergence" / script),
                            "--quick", "--json", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "Strong order" in proc.stdout
     rows = json.loads(out.read_text())
