@@ -59,6 +59,17 @@ __all__ = [
 
 _ndarray = np.ndarray
 _levels = itertools.count(1)
+#: Turns a (nested) list/tuple holding traced values into one traced array; set by
+#: diffsci.numpy (a ufunc primitive called on ``[x, y]`` stacks it, as NumPy converts lists).
+stack_sequence = None
+
+
+def _has_traced(seq):
+    for v in seq:
+        tv = type(v)
+        if tv is Tracer or tv is Dual or ((tv is list or tv is tuple) and _has_traced(v)):
+            return True
+    return False
 
 
 class _Missing:
@@ -385,6 +396,8 @@ def primitive(fun=None, *, name=None):
                     if not isinstance(t, (_ndarray, Tracer, Dual)):
                         t = np.asarray(t)
                     return Dual(ans, t, a._tape)
+                if ufunc is not None and (type(a) is list or type(a) is tuple) and _has_traced(a):
+                    return wrapped(stack_sequence(a))  # np.sin([x, y])
                 return fun(a)
             v = a._value
             if type(v) is not _ndarray and (type(v) is Tracer or type(v) is Dual):
@@ -430,7 +443,10 @@ def primitive(fun=None, *, name=None):
                     rules, parents = cvjps, a._idx
                 else:
                     if ufunc is not None and (tb is list or tb is tuple):
-                        vb = np.asarray(b)  # ``x * [1.0, 2.0]``: the rules need an array
+                        # ``x * [1.0, 2.0]``: the rules need an array; ``x * [y, 2.0]`` stacks
+                        if _has_traced(b):
+                            return binary(a, stack_sequence(b))
+                        vb = np.asarray(b)
                     rules, parents = vjps, (a._idx, None)
             tape = a._tape
         elif tb is Tracer:
@@ -442,10 +458,16 @@ def primitive(fun=None, *, name=None):
                 rules, parents = cvjps1, b._idx
             else:
                 if ufunc is not None and (ta is list or ta is tuple):
+                    if _has_traced(a):
+                        return binary(stack_sequence(a), b)
                     va = np.asarray(a)
                 rules, parents = vjps, (None, b._idx)
             tape = b._tape
         elif ta is Dual or tb is Dual:  # forward mode at one level: inline
+            if ufunc is not None and (ta is list or ta is tuple or tb is list or tb is tuple) \
+                    and _has_traced((a, b)):
+                a, b = [stack_sequence(v) if type(v) in (list, tuple) else v for v in (a, b)]
+                return binary(a, b)
             if ta is Dual:
                 trace, va, ta_ = a._tape, a._value, a._tangent
                 if tb is Dual:
@@ -472,6 +494,10 @@ def primitive(fun=None, *, name=None):
                 t = np.asarray(t)
             return Dual(ans, t, trace)
         else:
+            if ufunc is not None and (ta is list or ta is tuple or tb is list or tb is tuple) \
+                    and _has_traced((a, b)):
+                a, b = [stack_sequence(v) if type(v) in (list, tuple) else v for v in (a, b)]
+                return binary(a, b)
             return fun(a, b)
         ans = fun(va, vb)
         recs = tape.records

@@ -119,7 +119,13 @@ LISTABLE = tuple(_ARRAY_LIKE_PRIMITIVES) + tuple(_ALIASES)  # (the names are dnp
 def listable(ns):
     """Wrap namespace dict ``ns``'s functions named in LISTABLE with :func:`accept_lists`
     (wrapping whatever they are by then: the primitive, or its ``out=`` wrapper)."""
-    ns.update({n: accept_lists(ns[n]) for n in LISTABLE if n in ns})
+    # ufunc primitives stack sequences of traced values themselves (diffsci._core, with
+    # ``stack_sequence``), without a wrapper on their hot path (bench_overhead W1)
+    from .. import _core
+
+    _core.stack_sequence = C.array
+    ns.update({n: accept_lists(ns[n]) for n in LISTABLE
+               if n in ns and not isinstance(getattr(ns[n], "fun", None), np.ufunc)})
 
 
 # ---------------------------------------------------------------- shapes and index tricks
