@@ -7,7 +7,7 @@ innermost active trace, runs the plain function, appends one record to that
 trace's tape and returns a new tracer.  The backward sweep walks the tape once,
 in reverse, calling one vector-Jacobian rule per traced argument.
 
-Design notes (see ../shared/DESIGN.md, "The tape"):
+Design notes (the README's "Layout"; diffsci/DERIVATIONS.md for the in-place repairs):
 
 * A tape is a flat Python list of tracers: each traced value *is* its own
   record (value, tape, index, rules, parents, saved args, kwargs), so one op
