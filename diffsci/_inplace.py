@@ -13,12 +13,17 @@ undo log: the overwritten region's old contents.  The reverse sweep restores
 them as it walks back past each write, so every rule reads exactly the values
 it saw in the forward pass, and re-applies the writes when it is done.
 
-What cannot be repaired is *lineage*: a traced value used after memory it
-shares was overwritten through another name (a view taken before a write to
-its base, or a write through a view).  Its forward value is right (memory is
-memory) but its recorded history is not, so the backward pass raises an error
-naming both operations instead of returning a wrong gradient (version
-counters, as in PyTorch).
+A traced value used after memory it shares was overwritten through another
+name (a view taken before a write to its base, a write through a view,
+``y[1:] += 1``) has the right forward value (memory is memory) but a recorded
+history that misses the write.  The reverse sweep repairs it: that use gets a
+cotangent slot of its own, split cell by cell (matched by element address)
+between the value's history and the writes that overwrote its cells
+(:func:`sweep_with_repairs`, DERIVATIONS.md (W1)).  Forward mode keeps a log of
+each trace's writes and brings a stale dual's tangent up to date when it is
+next used (:func:`tangent`, (W2)).  Refused with :class:`InPlaceError`: views
+of another dtype sharing the written memory (``.real`` of complex), and writes
+on values traced at several levels at once.
 """
 
 from __future__ import annotations
