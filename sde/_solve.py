@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
-from diffsci.extend import top_trace
-from diffsci.extend import getval
+from diffsci.extend import getval, top_trace
 
 from ._grid import Grid
 
