@@ -54,9 +54,10 @@ import numpy as np
 from .._api import pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
-from .._tree import tree_flatten, tree_unflatten
+from .._tree import tree_flatten
 from . import integrate as _odeint_mod
 from .integrate import DOPRI5, ButcherTableau
+from .optimize import _split_args  # float leaves of args and their rebuild
 
 __all__ = ["solve_ivp", "OdeResult", "OdeSolution", "RK23", "METHODS"]
 
@@ -413,21 +414,6 @@ def _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats):
 # ---------------------------------------------------------------------------
 # the public entry point
 # ---------------------------------------------------------------------------
-def _split_args(args):
-    leaves, treedef = tree_flatten(args)
-    diff = [k for k, x in enumerate(leaves)
-            if isinstance(getval(x), (np.ndarray, np.generic, float))
-            and np.result_type(getval(x)).kind == "f"]
-
-    def rebuild(p):
-        full = list(leaves)
-        for k, v in zip(diff, p):
-            full[k] = v
-        return tree_unflatten(treedef, full)
-
-    return tuple(leaves[k] for k in diff), rebuild
-
-
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
               vectorized=False, args=None, *, rtol=1e-3, atol=1e-6, max_step=np.inf,
               first_step=None, adjoint=False, max_steps=100_000):

@@ -27,7 +27,7 @@ import scipy.integrate
 from .._api import pullback
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
-from .._tree import tree_flatten, tree_unflatten
+from .optimize import _split_args  # float leaves of args and their rebuild
 
 __all__ = ["quad", "trapezoid", "cumulative_trapezoid", "simpson"]
 
@@ -82,21 +82,6 @@ def _quad_vec(F, a, b, p, opts):
     integral.defvjp(fwd, bwd)
     out = integral(a, b, p)
     return out, opts_err[0]
-
-
-def _split_args(args):
-    leaves, treedef = tree_flatten(args)
-    diff = [k for k, x in enumerate(leaves)
-            if isinstance(getval(x), (np.ndarray, np.generic, float))
-            and np.result_type(getval(x)).kind == "f"]
-
-    def rebuild(p):
-        full = list(leaves)
-        for k, v in zip(diff, p):
-            full[k] = v
-        return tree_unflatten(treedef, full)
-
-    return tuple(leaves[k] for k in diff), rebuild
 
 
 def _limit(name, v):
