@@ -93,10 +93,7 @@ class MCResult:
         Raises:
             ValueError: ``level`` not in (0, 1).
         """
-        if not 0.0 < level < 1.0:
-            raise ValueError(f"confidence_interval: level must be in (0, 1), got {level!r}")
-        q = 0.5 + 0.5 * level
-        z = float(ndtri(q)) if self.dof is None else float(stdtrit(self.dof, q))
+        z = _z(level, self.dof)
         p = float(plain(self.price))
         return (p - z * self.stderr, p + z * self.stderr)
 
@@ -142,11 +139,16 @@ class MCGreek(tuple):
         Raises:
             ValueError: ``level`` not in (0, 1).
         """
-        if not 0.0 < level < 1.0:
-            raise ValueError(f"confidence_interval: level must be in (0, 1), got {level!r}")
-        q = 0.5 + 0.5 * level
-        z = float(ndtri(q)) if self.dof is None else float(stdtrit(self.dof, q))
+        z = _z(level, self.dof)
         return (self[0] - z * self[1], self[0] + z * self[1])
+
+
+def _z(level, dof):
+    """The two-sided quantile of a ``level`` interval: normal, or Student's t with ``dof``."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_interval: level must be in (0, 1), got {level!r}")
+    q = 0.5 + 0.5 * level
+    return float(ndtri(q)) if dof is None else float(stdtrit(dof, q))
 
     def __repr__(self):
         return f"MCGreek(value={self[0]!r}, stderr={self[1]!r}, n_samples={self.n_samples})"
