@@ -19,7 +19,7 @@ import inspect
 import numpy as np
 
 from .. import _inplace
-from .._core import getval, is_tracer
+from .._core import _has_traced, getval
 
 # where= of differentiable reductions: the value masked-out elements take, or how to rewrite.
 _WHERE_FILL = {"sum": 0, "nansum": 0, "prod": 1, "nanprod": 1, "mean": "mean",
@@ -52,6 +52,8 @@ def _with_out(name, npf, ours, pos, sig):
     def f(*args, **kwargs):
         if len(args) <= pos and "out" not in kwargs and "where" not in kwargs:
             return ours(*args, **kwargs)
+        if not (_has_traced(args) or _has_traced(kwargs.values())):
+            return npf(*args, **kwargs)  # nothing traced: NumPy itself
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -83,8 +85,6 @@ def _with_out(name, npf, ours, pos, sig):
             result = ours(*lead, **a)
         if out is None:
             return result
-        if not (is_tracer(out) or is_tracer(result)) and not nondiff:
-            return npf(*args, **kwargs)  # nothing traced: NumPy itself
         return _inplace.write_out(out, result, f"numpy.{name}")
 
     f.__wrapped_out__ = ours
