@@ -136,14 +136,8 @@ def _setitem_dual(x, idx, value):
     t = np.array(np.broadcast_to(t, arr.shape), copy=True)
     t[idx] = vt
     x._tangent = t
-    ra = addresses(arr)[idx].ravel()
-    order = np.argsort(ra, kind="stable")
-    sa = ra[order]
+    sa, order = _sorted_cells(addresses(arr)[idx])
     vals = np.ravel(t[idx])[order]
-    if sa.size > 1:
-        last = np.ones(sa.size, bool)
-        last[:-1] = sa[:-1] != sa[1:]
-        sa, vals = sa[last], vals[last]
     root = _root(arr)
     if trace.writes is None:
         trace.writes, trace.by_root = [], {}
@@ -177,8 +171,7 @@ def tangent(d):
         _, sa, vals, isz = log[k]
         if da is None:
             da = addresses(p).ravel()
-        pos = np.minimum(np.searchsorted(sa, da), sa.size - 1)
-        hit = sa[pos] == da
+        pos, hit = _lookup(sa, da)
         if not hit.any():
             continue
         if p.dtype.itemsize != isz or not all(s % isz == 0 for s in p.strides):
@@ -297,18 +290,31 @@ def cell_map(dst, src_addr):
     a cell written twice keeps its last write, as NumPy does).  Returns ``(m, n)``: flat
     positions in ``dst`` and in the region holding the same memory cell.
     """
-    ra = src_addr.ravel()
+    sa, order = _sorted_cells(src_addr)
+    pos, hit = _lookup(sa, addresses(dst).ravel())
+    m = np.flatnonzero(hit)
+    return m, order[pos[m]]
+
+
+def _sorted_cells(addr):
+    """Sorted distinct addresses of a written region and, for each, the flat position of its
+    last write (a fancy index writing a cell twice keeps the last, as NumPy does)."""
+    ra = addr.ravel()
     order = np.argsort(ra, kind="stable")
     sa = ra[order]
     if sa.size > 1:
         last = np.ones(sa.size, bool)
         last[:-1] = sa[:-1] != sa[1:]  # of equal addresses keep the last (stable sort)
         sa, order = sa[last], order[last]
-    da = addresses(dst).ravel()
-    pos = np.minimum(np.searchsorted(sa, da), max(sa.size - 1, 0))
-    hit = sa[pos] == da if sa.size else np.zeros(da.size, bool)
-    m = np.flatnonzero(hit)
-    return m, order[pos[m]]
+    return sa, order
+
+
+def _lookup(sa, da):
+    """For addresses ``da``: their positions in the sorted ``sa`` and whether they are there."""
+    if sa.size == 0:
+        return np.zeros(da.size, np.intp), np.zeros(da.size, bool)
+    pos = np.minimum(np.searchsorted(sa, da), sa.size - 1)
+    return pos, sa[pos] == da
 
 
 def _aligned(a, b):
