@@ -1,4 +1,4 @@
-"""The reverse-mode API contract of DESIGN.md: grad, value_and_grad, pullback, jacobian."""
+"""The reverse-mode API contract (README, "Status"): grad, value_and_grad, pullback, jacobian."""
 
 import collections
 import dataclasses

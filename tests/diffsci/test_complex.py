@@ -1,7 +1,7 @@
 """Complex numbers (issue #3 §2): the convention, Wirtinger derivatives, and an audit of every
 complex-capable function against the real 2×2 Jacobian.
 
-Convention (DESIGN.md, PyTorch/Zygote): for real-valued f of z = x + iy, ``grad`` returns
+Convention (the README's, PyTorch/Zygote): for real-valued f of z = x + iy, ``grad`` returns
 ∂f/∂x + i·∂f/∂y; a VJP of holomorphic f is g·conj(f′(z)); a JVP of holomorphic f is f′(z)·t;
 non-holomorphic functions have the real-linear directional derivative as their JVP.
 

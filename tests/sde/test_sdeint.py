@@ -164,7 +164,7 @@ def test_sri_refuses_what_it_does_not_solve():
                                             ("reversible", "reversible_heun"),
                                             ("stochastic", "euler_heun")])
 def test_float32_in_float32_out(adjoint, method):
-    """dtype is preserved (DESIGN.md): a float32 state and float32 parameters give float32
+    """dtype is preserved (the README's contract): a float32 state and float32 parameters give float32
     solutions and gradients with every gradient method, close to the float64 ones."""
     prob = sde.SDE(lambda t, y, p: -p[0] * y, lambda t, y, p: p[1] * np.cos(y),
                    calculus="stratonovich")
