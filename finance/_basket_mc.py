@@ -19,8 +19,8 @@ import numpy as np
 import diffsci as ds
 
 from ._analytic.basket import _validate
-from ._mc import MCGreek, MCResult, as_enum
-from ._validate import check_bool, plain
+from ._mc import MCGreek, MCResult
+from ._validate import as_enum, check_bool, plain
 
 __all__ = ["Basket", "basket_mc_greeks", "basket_mc_price"]
 

@@ -32,10 +32,10 @@ from diffsci.devices import check_device
 from diffsci.scipy.special import ndtr
 
 from ._kernels import HESTON_MAX_STEPS
-from ._mc import MCResult, as_enum, greek_results
+from ._mc import MCResult, greek_results
 from ._model import HestonParams
 from ._ops import McConfig, heston_samples
-from ._validate import check_bool, check_real, plain
+from ._validate import as_enum, check_bool, check_real, plain
 
 __all__ = ["HESTON_GREEKS", "HestonScheme", "heston_mc_greeks", "heston_mc_price"]
 

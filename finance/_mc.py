@@ -30,7 +30,7 @@ from diffsci.devices import check_device
 from . import _kernels
 from ._analytic.asian import geometric_asian_price
 from ._ops import McConfig, gbm_samples
-from ._validate import check_bool, check_real, plain
+from ._validate import as_enum, check_bool, check_real, plain
 
 __all__ = ["GreekEstimator", "MCGreek", "MCResult", "Product", "mc_greeks", "mc_price"]
 
@@ -159,28 +159,6 @@ def greek_results(names, est, se, n_samples, sign=None, dof=None):
     sign = np.ones(len(names)) if sign is None else sign
     return {k: MCGreek(float(s * e), float(v), n_samples=n_samples, dof=dof)
             for k, s, e, v in zip(names, sign, est, se)}
-
-
-def as_enum(who, name, value, kind):
-    """``value`` as a member of the enum ``kind``: a member, or its name or value as a string in
-    any case (``"asian"``, ``"ASIAN"``, ``"likelihood_ratio"``, ``"likelihood-ratio"``).
-
-    Raises:
-        TypeError: neither a member nor a string (naming the function and argument).
-        ValueError: a string that names no member, listing the accepted ones.
-    """
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str):
-        key = value.strip().lower().replace("-", "_").replace(" ", "_")
-        for member in kind:
-            if member.name.lower() == key or str(member.value).lower() == key:
-                return member
-        accepted = ", ".join(repr(m.name.lower()) for m in kind)
-        raise ValueError(f"{who}: {name} must be a finance.{kind.__name__} or one of {accepted}, "
-                         f"got {value!r}")
-    raise TypeError(f"{who}: {name} must be a finance.{kind.__name__} or its name as a string, "
-                    f"got {type(value).__name__} {value!r}")
 
 
 def _config(who, kw):

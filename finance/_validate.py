@@ -11,7 +11,7 @@ import numpy as np
 
 from diffsci.extend import getval
 
-__all__ = ["as_real", "check_bool", "check_broadcast", "check_real", "plain", "prepare"]
+__all__ = ["as_enum", "as_real", "check_bool", "check_broadcast", "check_real", "plain", "prepare"]
 
 
 def plain(x):
@@ -106,6 +106,28 @@ def prepare(who, *, flags=None, **specs):
     bools = {name: check_bool(who, name, value) for name, value in (flags or {}).items()}
     check_broadcast(who, **out, **bools)
     return (*out.values(), *bools.values())
+
+
+def as_enum(who, name, value, kind):
+    """``value`` as a member of the enum ``kind``: a member, or its name or value as a string in
+    any case (``"asian"``, ``"ASIAN"``, ``"likelihood_ratio"``, ``"likelihood-ratio"``).
+
+    Raises:
+        TypeError: neither a member nor a string (naming the function and argument).
+        ValueError: a string that names no member, listing the accepted ones.
+    """
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        for member in kind:
+            if member.name.lower() == key or str(member.value).lower() == key:
+                return member
+        accepted = ", ".join(repr(m.name.lower()) for m in kind)
+        raise ValueError(f"{who}: {name} must be a finance.{kind.__name__} or one of {accepted}, "
+                         f"got {value!r}")
+    raise TypeError(f"{who}: {name} must be a finance.{kind.__name__} or its name as a string, "
+                    f"got {type(value).__name__} {value!r}")
 
 
 def check_bool(who, name, x):
