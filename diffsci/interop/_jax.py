@@ -1,0 +1,437 @@
+"""diffsci ⇄ JAX: :func:`to_jax` and :func:`from_jax`.
+
+Imported only when one of them is first used (``diffsci.interop`` is lazy).
+
+Conventions: JAX's complex cotangent is the conjugate of diffsci's.  For a real loss L of
+z = x + iy, ``jax.grad`` gives ∂L/∂x − i·∂L/∂y and diffsci ∂L/∂x + i·∂L/∂y; both are the
+same linear functional, paired with a tangent as Re(c·ż) in JAX and Re(conj(c)·ż) in
+diffsci.  So every complex cotangent is conjugated when it crosses (output cotangents on the
+way in, input cotangents on the way out); real ones and all tangents (JVPs carry no
+conjugate on either side) cross unchanged.  The README's "Gradients: conventions and
+validity" states the same difference.
+
+``jax.custom_vjp`` and ``jax.custom_jvp`` cannot be combined on one function, and JAX cannot
+transpose a ``pure_callback``; so :func:`to_jax` gives reverse mode (``mode="rev"``, the
+default: ``jax.grad``, ``jax.vjp``, ``jax.jacrev``) or forward mode (``mode="fwd"``:
+``jax.jvp``, ``jax.jacfwd``), each to any order through the same construction: the rule
+of a bridged function is the bridged function of diffsci's pullback (or JVP).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._api import pullback
+from .._core import Dual, Tracer, getval
+from .._custom import custom_vjp
+from .._forward import jvp as ds_jvp
+from .._tree import tree_flatten as ds_flatten
+from .._tree import tree_unflatten as ds_unflatten
+
+__all__ = ["to_jax", "from_jax"]
+
+_VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
+
+
+def _diff(dtype):
+    return np.dtype(dtype).kind in "fc"
+
+
+def _conj_if_complex(a):
+    return np.conj(a) if np.result_type(getval(a)).kind == "c" else a
+
+
+def _describe(x):
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        return f"a {type(x).__name__} of shape {np.shape(x)} and dtype {dt}"
+    return f"a {type(x).__name__}"
+
+
+# ---------------------------------------------------------------------------
+# diffsci -> JAX
+# ---------------------------------------------------------------------------
+class _Node:
+    """A diffsci function of flat arrays ``fn(*xs) -> tuple of arrays`` as one JAX function.
+
+    ``in_sds`` / ``out_sds``: the ``jax.ShapeDtypeStruct`` of every input / output.  The
+    JAX rule of the node is another node (``_vjp_node`` / ``_jvp_node``), built on first
+    use, so higher orders recurse."""
+
+    def __init__(self, fn, name, in_sds, out_sds, mode, vmap_method, order=1):
+        self.fn, self.name, self.mode, self.vmap_method = fn, name, mode, vmap_method
+        self.in_sds, self.out_sds, self.order = tuple(in_sds), tuple(out_sds), order
+        self.din = [k for k, s in enumerate(self.in_sds) if _diff(s.dtype)]
+        self.dout = [j for j, s in enumerate(self.out_sds) if _diff(s.dtype)]
+        self._rule = None
+        if mode == "rev":
+            call = jax.custom_vjp(self._callback)
+            call.defvjp(self._vjp_fwd, self._vjp_bwd)
+        else:
+            call = jax.custom_jvp(self._callback)
+            call.defjvp(self._jvp_rule)
+        self.call = call
+
+    # -- the host side -----------------------------------------------------
+    def _host(self, *xs):
+        outs = self.fn(*(np.asarray(x) for x in xs))
+        return tuple(_fit(o, s, self, j) for j, (o, s) in enumerate(zip(outs, self.out_sds)))
+
+    def _callback(self, *xs):
+        return jax.pure_callback(self._host, self.out_sds, *xs, vmap_method=self.vmap_method)
+
+    # -- reverse mode --------------------------------------------------------
+    def _vjp_fwd(self, *xs):
+        return self.call(*xs), xs
+
+    def _vjp_bwd(self, xs, gs):
+        if self._rule is None:
+            self._rule = self._make_vjp()
+        gd = [gs[j] for j in self.dout]
+        cts = iter(self._rule.call(*xs, *gd))
+        return tuple(next(cts) if _diff(s.dtype) else np.zeros(s.shape, jax.dtypes.float0)
+                     for s in self.in_sds)
+
+    def _make_vjp(self):
+        fn, din, dout, in_sds, out_sds = self.fn, self.din, self.dout, self.in_sds, self.out_sds
+        n = len(in_sds)
+
+        def vjp_fn(*args):
+            xs, gs = list(args[:n]), args[n:]
+
+            def part(*d):
+                full = list(xs)
+                for k, v in zip(din, d):
+                    full[k] = v
+                return fn(*full)
+
+            outs, back = pullback(part, *(xs[k] for k in din))
+            bars = [np.zeros(np.shape(getval(o)), np.result_type(getval(o))) for o in outs]
+            for j, g in zip(dout, gs):
+                bars[j] = _conj_if_complex(g)  # JAX's cotangent -> diffsci's
+            return tuple(_conj_if_complex(c) for c in back(tuple(bars)))
+
+        ins = in_sds + tuple(out_sds[j] for j in dout)
+        return _Node(vjp_fn, self.name, ins, tuple(in_sds[k] for k in din), "rev",
+                     self.vmap_method, self.order + 1)
+
+    # -- forward mode --------------------------------------------------------
+    def _jvp_rule(self, primals, tangents):
+        # The primal by its own call: under jax.jacfwd (vmap over tangents only) it must
+        # stay unbatched, so it cannot come out of the tangents' callback.
+        if self._rule is None:
+            self._rule = self._make_jvp()
+        td = [tangents[k] for k in self.din]
+        tout = iter(self._rule.call(*primals, *td))
+        touts = tuple(next(tout) if _diff(s.dtype) else np.zeros(s.shape, jax.dtypes.float0)
+                      for s in self.out_sds)
+        return tuple(self.call(*primals)), touts
+
+    def _make_jvp(self):
+        fn, din, dout, in_sds, out_sds = self.fn, self.din, self.dout, self.in_sds, self.out_sds
+        n = len(in_sds)
+
+        def jvp_fn(*args):
+            xs, ts = list(args[:n]), args[n:]
+
+            def part(*d):
+                full = list(xs)
+                for k, v in zip(din, d):
+                    full[k] = v
+                return fn(*full)
+
+            _, touts = ds_jvp(part, tuple(xs[k] for k in din), tuple(ts))
+            return tuple(touts[j] for j in dout)
+
+        ins = in_sds + tuple(in_sds[k] for k in din)
+        return _Node(jvp_fn, self.name, ins, tuple(out_sds[j] for j in dout), "fwd",
+                     self.vmap_method, self.order + 1)
+
+
+def _fit(o, s, node, j):
+    """An output leaf of the host function as the declared shape and (canonical) dtype."""
+    v = getval(o)
+    if not isinstance(v, (np.ndarray, np.generic, int, float, complex, bool)):
+        raise TypeError(f"to_jax({node.name}): output leaf {j} is {_describe(v)}; a bridged "
+                        f"function must return arrays or numbers (or pytrees of them)")
+    a = np.asarray(v)
+    if a.shape != tuple(s.shape):
+        raise ValueError(
+            f"to_jax({node.name}): output leaf {j}"
+            f"{'' if node.order == 1 else f' of the order-{node.order} rule'} has shape "
+            f"{a.shape}, but {tuple(s.shape)} was declared (out_shape=) or inferred; declare "
+            f"the right out_shape, or use vmap_method='sequential' if f has no batch axis")
+    if a.dtype.kind == "c" and np.dtype(s.dtype).kind != "c":
+        raise TypeError(f"to_jax({node.name}): output leaf {j} is complex ({a.dtype}), but "
+                        f"{s.dtype} was declared (out_shape=)")
+    return a.astype(s.dtype, copy=False)
+
+
+def _sds(x):
+    return jax.ShapeDtypeStruct(np.shape(x), jax.dtypes.canonicalize_dtype(np.result_type(x)))
+
+
+def to_jax(f, *, out_shape=None, mode="rev", vmap_method="sequential", name=None):
+    """``f`` as a JAX function: differentiable, and usable under ``jax.jit`` and ``jax.vmap``.
+
+    The call is a ``jax.pure_callback`` running ``f`` on NumPy arrays; with ``mode="rev"``
+    it carries a ``jax.custom_vjp`` whose backward is a second callback running diffsci's
+    pullback (itself bridged the same way, so ``jax.grad`` of ``jax.grad`` works where
+    diffsci has second derivatives); with ``mode="fwd"`` a ``jax.custom_jvp`` whose rule
+    runs ``diffsci.jvp``.  Complex cotangents are conjugated across (JAX's convention is the
+    conjugate of diffsci's); tangents cross unchanged.
+
+    Args:
+        f: a diffsci-differentiable function of arrays / pytrees of arrays (JAX pytrees:
+            tuples, lists, dicts and registered nodes).  Integer leaves are passed through
+            and get no cotangent (``float0``, as JAX gives integer inputs).
+        out_shape: the output pytree with ``jax.ShapeDtypeStruct`` (or anything with
+            ``shape`` and ``dtype``) at its leaves.  Default: inferred by calling ``f``
+            once per input signature (shapes, dtypes, structure), on the call's values
+            when they are concrete, else on zeros of the input shapes; call it once outside
+            ``jax.jit``/``jax.grad`` (or declare ``out_shape``) when ``f`` cannot run on
+            zeros.  Float64 results become float32 unless ``jax_enable_x64`` is set, as
+            JAX's own arrays do.
+        mode: ``"rev"`` (default) or ``"fwd"``: which derivative JAX can take.
+        vmap_method: how ``jax.vmap`` calls ``f`` (``jax.pure_callback``'s argument):
+            ``"sequential"`` (default: one call per batch element); ``"broadcast_all"``
+            or ``"expand_dims"`` when ``f`` and its derivatives take a leading batch axis.
+        name: the name errors use (default ``f.__name__``).
+
+    Returns:
+        A JAX-traceable function with ``f``'s signature.
+
+    Raises:
+        ValueError: an unknown ``mode`` or ``vmap_method``; an output whose shape differs
+            from the declared one; inference failing on zeros.
+        TypeError: an output leaf that is not an array or a number; a complex output
+            declared real; an input leaf that is not an array.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> s = to_jax(lambda x: np.sum(np.sin(x) ** 2))
+        >>> float(jax.grad(s)(jnp.array([0.5]))[0]) == float(np.sin(1.0))
+        True
+    """
+    fname = name or getattr(f, "__name__", type(f).__name__)
+    who = f"to_jax({fname})"
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"{who}: mode must be 'rev' or 'fwd', got {mode!r}")
+    if vmap_method not in _VMAP_METHODS:
+        raise ValueError(f"{who}: vmap_method must be one of {_VMAP_METHODS}, got "
+                         f"{vmap_method!r}")
+    declared = None
+    if out_shape is not None:
+        leaves, dtree = jax.tree_util.tree_flatten(out_shape)
+        for k, s in enumerate(leaves):
+            if not (hasattr(s, "shape") and hasattr(s, "dtype")):
+                raise TypeError(f"{who}: out_shape leaf {k} is {_describe(s)}; expected a "
+                                f"jax.ShapeDtypeStruct (or anything with shape and dtype)")
+        declared = (dtree, tuple(jax.ShapeDtypeStruct(tuple(s.shape),
+                                                      jax.dtypes.canonicalize_dtype(s.dtype))
+                                 for s in leaves))
+    cache = {}
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        leaves, tree = jax.tree_util.tree_flatten(args)
+        for k, x in enumerate(leaves):
+            if not hasattr(x, "shape") and not isinstance(x, (int, float, complex, bool)):
+                raise TypeError(f"{who}: argument leaf {k} is {_describe(x)}; to_jax passes "
+                                f"arrays and numbers (close over other values)")
+        leaves = [jnp.asarray(x) for x in leaves]
+        key = (tree, tuple((x.shape, x.dtype) for x in leaves))
+        hit = cache.get(key)
+        if hit is None:
+            in_sds = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in leaves)
+
+            def fn(*xs):
+                out = f(*jax.tree_util.tree_unflatten(tree, list(xs)))
+                return tuple(jax.tree_util.tree_leaves(out))  # JAX's leaf order (sorted keys)
+
+            if declared is not None:
+                otree, out_sds = declared
+            else:
+                otree, out_sds = _infer(f, tree, leaves, who)
+            hit = cache[key] = (_Node(fn, fname, in_sds, out_sds, mode, vmap_method), otree)
+        node, otree = hit
+        return jax.tree_util.tree_unflatten(otree, list(node.call(*leaves)))
+
+    return wrapped
+
+
+def _infer(f, tree, leaves, who):
+    concrete = not any(isinstance(x, jax.core.Tracer) for x in leaves)
+    vals = ([np.asarray(x) for x in leaves] if concrete
+            else [np.zeros(x.shape, x.dtype) for x in leaves])
+    try:
+        out = f(*jax.tree_util.tree_unflatten(tree, vals))
+    except Exception as e:
+        if concrete:
+            raise
+        raise ValueError(
+            f"{who}: inferring the output shapes called f on zeros of the input shapes (the "
+            f"call is traced by JAX) and it failed ({type(e).__name__}: {e}); declare "
+            f"out_shape=, or call the function once on concrete arrays first") from e
+    ol, otree = jax.tree_util.tree_flatten(out)
+    for j, o in enumerate(ol):
+        if not isinstance(o, (np.ndarray, np.generic, int, float, complex, bool)):
+            raise TypeError(f"{who}: output leaf {j} is {_describe(o)}; a bridged function "
+                            f"must return arrays or numbers (or pytrees of them)")
+    return otree, tuple(_sds(o) for o in ol)
+
+
+# ---------------------------------------------------------------------------
+# JAX -> diffsci
+# ---------------------------------------------------------------------------
+class _JaxPrim:
+    """A flat JAX function ``jfn(*arrays) -> tuple of arrays`` as a diffsci custom_vjp whose
+    backward is the _JaxPrim of its ``jax.vjp`` and whose forward rule the _JaxPrim of its
+    ``jax.jvp`` (so every order recurses through JAX)."""
+
+    def __init__(self, jfn, name, jit):
+        self.jfn = jax.jit(jfn) if jit else jfn
+        self.raw = jfn
+        self.name, self.jit = name, jit
+        self._vjp = self._jvp = None
+        self.diff_out = None
+        prim = custom_vjp(self._run)
+        prim.__name__ = name
+        prim.defvjp(self._fwd, self._bwd)
+        prim.defjvp(self._jvp_rule)
+        self.prim = prim
+
+    def _run(self, *xs):
+        who = f"from_jax({self.name})"
+        for k, x in enumerate(xs):
+            if np.asarray(x).dtype == np.float64 and not jax.config.jax_enable_x64:
+                raise TypeError(
+                    f"{who}: input {k} is float64 but JAX computes in float32 unless "
+                    f"jax_enable_x64 is set (the derivatives would be float32-accurate); "
+                    f"call jax.config.update('jax_enable_x64', True) at startup, or pass "
+                    f"float32 arrays")
+        outs = self.jfn(*xs)
+        arrs = []
+        for j, o in enumerate(outs):
+            if not isinstance(o, jax.Array):
+                raise TypeError(f"{who}: output leaf {j} is {_describe(o)}; a JAX function "
+                                f"bridged into diffsci must return arrays (or pytrees of "
+                                f"them)")
+            arrs.append(np.array(o))  # a writable host copy (JAX's buffers are read-only)
+        if self.diff_out is None:
+            self.diff_out = [a.dtype.kind in "fc" for a in arrs]
+        return tuple(arrs)
+
+    def _fwd(self, *xs):
+        return self.prim(*xs), xs
+
+    def _bwd(self, xs, gs):
+        if self._vjp is None:
+            raw, n, dout = self.raw, len(xs), self.diff_out
+
+            def vjp(*args):
+                ys, cs = args[:n], args[n:]
+                din = [k for k, y in enumerate(ys) if _diff(jnp.result_type(y))]
+
+                def part(*d):
+                    full = list(ys)
+                    for k, v in zip(din, d):
+                        full[k] = v
+                    outs = raw(*full)
+                    return tuple(o for o, f in zip(outs, dout) if f)
+
+                _, back = jax.vjp(part, *(ys[k] for k in din))
+                # diffsci's cotangents -> JAX's and back: conjugate the complex ones
+                cts = back(tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in cs))
+                res = [jnp.zeros_like(y) for y in ys]
+                for k, c in zip(din, cts):
+                    res[k] = jnp.conj(c) if jnp.iscomplexobj(c) else c
+                return tuple(res)
+
+            self._vjp = _JaxPrim(vjp, f"vjp of {self.name}", self.jit)
+        gd = [g for g, d in zip(gs, self.diff_out) if d]
+        cts = self._vjp.prim(*xs, *gd)
+        return tuple(None if not _diff(np.result_type(getval(x))) else c
+                     for x, c in zip(xs, cts))
+
+    def _jvp_rule(self, primals, tangents):
+        if self._jvp is None:
+            raw, n = self.raw, len(primals)
+
+            def jvp(*args):
+                out, tout = jax.jvp(raw, tuple(args[:n]), tuple(args[n:]))
+                return (*out, *tout)
+
+            self._jvp = _JaxPrim(jvp, f"jvp of {self.name}", self.jit)
+        zs = [np.zeros(np.shape(getval(p)), np.result_type(getval(p))) if t is None else t
+              for p, t in zip(primals, tangents)]
+        res = self._jvp.prim(*primals, *zs)
+        n = len(res) // 2
+        return tuple(res[:n]), tuple(res[n:])
+
+
+def from_jax(fn, *, jit=True, name=None):
+    """A JAX function as a diffsci-differentiable function.
+
+    The result is a diffsci primitive (a :class:`diffsci.custom_vjp`): its forward runs
+    ``fn`` (jitted by default), its VJP ``jax.vjp`` and its JVP ``jax.jvp``, each bridged
+    the same way, so ``grad`` of ``grad``, ``hessian`` and ``jvp`` of ``grad`` work.
+    Complex cotangents are conjugated across.  Outputs come back as writable NumPy copies.
+
+    Args:
+        fn: a JAX function of arrays (or pytrees of them) returning an array or a pytree
+            of arrays.
+        jit: run ``fn`` and its derivatives through ``jax.jit`` (compiled once per input
+            signature).
+        name: the name errors use.
+
+    Returns:
+        A function of NumPy arrays (or diffsci traced values) with ``fn``'s output
+        structure, NumPy arrays at its leaves.
+
+    Raises:
+        TypeError: a float64 input while ``jax_enable_x64`` is off (JAX would silently
+            compute in float32); an output that is not an array.
+
+    Example:
+        >>> import jax.numpy as jnp, diffsci as ds
+        >>> f = from_jax(lambda x: jnp.sum(jnp.sin(x)))
+        >>> float(ds.grad(f)(np.zeros(1, np.float32)))
+        1.0
+    """
+    if not callable(fn):
+        raise TypeError(f"from_jax: expected a function of JAX arrays, got "
+                        f"{type(fn).__name__}")
+    fname = name or getattr(fn, "__name__", "fn")
+    cache = {}
+
+    @functools.wraps(fn)
+    def g(*args):
+        leaves, tree = ds_flatten(args)
+        for k, x in enumerate(leaves):
+            v = getval(x)
+            if not isinstance(v, (np.ndarray, np.generic, int, float, complex, bool)):
+                raise TypeError(f"from_jax({fname}): argument leaf {k} is {_describe(v)}; "
+                                f"the bridged function takes NumPy arrays or numbers")
+        prim = cache.get(tree)
+        if prim is None:  # one primitive per input structure: its VJP/JVP levels are kept
+            box = []
+
+            def jfn(*xs):
+                out = fn(*ds_unflatten(tree, list(xs)))
+                ol, otree = jax.tree_util.tree_flatten(out)
+                if not box:
+                    box.append(otree)
+                return tuple(ol)
+
+            prim = cache[tree] = _JaxPrim(jfn, fname, jit)
+            prim.box = box
+        xs = [x if type(x) in (Tracer, Dual) else np.asarray(x) for x in leaves]
+        outs = prim.prim(*xs)
+        return jax.tree_util.tree_unflatten(prim.box[0], list(outs))
+
+    return g
