@@ -1,0 +1,460 @@
+"""The map-reduce behind ``diffsci.distributed``: one task per shard, a fixed pairwise tree of sums.
+
+``map_sum(fn, payload, shards)`` evaluates ``w_s · fn(payload, shard_s)`` (a pytree) in one Dask
+task per shard and adds the results in a binary tree whose shape depends only on the number of
+shards: level 0 adds shards (0, 1), (2, 3), …, level 1 adds those sums pairwise, an odd one out
+is carried up unchanged. Every addition is itself a task on the cluster; the client receives the
+root alone. Floating-point addition is not associative, so fixing the tree is what makes the sum
+bit-identical whatever the number of workers, the order tasks finish in, or a retry after a
+worker died (tasks are pure functions of the payload and their shard). ``client="serial"`` runs
+the same tasks and the same tree in this process: the reference a cluster's result equals.
+
+``value_and_grad`` is ``map_sum`` of ``diffsci.value_and_grad`` per shard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import os
+import sys
+import traceback
+import uuid
+
+import numpy as np
+from tqdm import tqdm
+
+from .. import _api
+from .._tree import tree_flatten, tree_unflatten
+
+__all__ = ["SERIAL", "ShardError", "cluster_client", "map_shards", "map_sum", "shard_seeds",
+           "value_and_grad"]
+
+#: ``client=SERIAL`` runs every shard in this process in the cluster's tree order.
+SERIAL = "serial"
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+
+
+class ShardError(RuntimeError):
+    """A shard's task failed: names the shard (its index and a short repr) and the cause.
+
+    Attributes:
+        index: the shard's position in ``shards``.
+        cause: the failing exception's type name and message (``"ZeroDivisionError: ..."``).
+        remote_traceback: the traceback text on the worker ('' when it is unknown).
+    """
+
+    def __init__(self, message, index=None, cause="", remote_traceback=""):
+        super().__init__(message)
+        self.index = index
+        self.cause = cause
+        self.remote_traceback = remote_traceback
+
+    def __reduce__(self):  # travels from the worker to the client
+        return (type(self), (self.args[0], self.index, self.cause, self.remote_traceback))
+
+
+def shard_seeds(seed, n_shards):
+    """Independent 64-bit seeds for ``n_shards`` shards, a pure function of ``(seed, s)``.
+
+    Seed ``s`` is SplitMix64's finaliser (``diffsci.random.mix64``) of ``seed + (s + 1)·γ``
+    (γ the golden-ratio increment) hashed once more, so the shards' counter-based streams do not
+    depend on how many shards there are or which worker runs them (Steele, Lea & Flood,
+    "Fast splittable pseudorandom number generators", OOPSLA 2014).
+
+    Args:
+        seed: a non-negative int (< 2⁶⁴).
+        n_shards: an int ≥ 1.
+
+    Returns:
+        A list of Python ints in ``[0, 2⁶⁴)`` (usable as the ``seed=`` of the packages' Monte
+        Carlo and SDE functions).
+
+    Raises:
+        TypeError/ValueError: ``seed`` or ``n_shards`` not as described.
+
+    Example:
+        >>> shard_seeds(0, 3) == shard_seeds(0, 5)[:3]
+        True
+    """
+    from ..random import mix64
+
+    for name, v, low in (("seed", seed, 0), ("n_shards", n_shards, 1)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"shard_seeds: {name} must be an int, got {type(v).__name__} {v!r}")
+        if v < low:
+            raise ValueError(f"shard_seeds: {name} must be >= {low}, got {v}")
+    if seed > _MASK:
+        raise ValueError(f"shard_seeds: seed must be < 2**64, got {seed}")
+    out = []
+    for s in range(int(n_shards)):
+        x = (int(seed) + (s + 1) * _GOLDEN) & _MASK
+        out.append(int(mix64(np.uint64(mix64(np.uint64(x))))))
+    return out
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "diffsci.distributed needs Dask's distributed scheduler: pip install "
+            "'dask[distributed]' (or diffsci's 'distributed' extra); client='serial' runs "
+            "without it") from e
+    return distributed
+
+
+def _short(obj, limit=80):
+    try:
+        text = repr(obj)
+    except Exception:  # a repr that fails must not hide the real error
+        text = f"<{type(obj).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _run_shard(fn, payload, shard, index, weight):
+    """One shard: ``weight · fn(payload, shard)``; a failure becomes a ShardError naming it."""
+    try:
+        out = fn(payload, shard)
+        if weight is not None:
+            leaves, tree = tree_flatten(out)
+            out = tree_unflatten(tree, [weight * np.asarray(x) for x in leaves])
+        return out
+    except Exception as e:
+        cause = f"{type(e).__name__}: {e}"
+        raise ShardError(f"shard {index} ({_short(shard)}) failed: {cause}", index, cause,
+                         traceback.format_exc()) from e
+
+
+def _add(a, b, span_a, span_b):
+    """Leaf-wise ``a + b`` of two partial sums over the shard ranges ``span_a`` and ``span_b``."""
+    la, ta = tree_flatten(a)
+    lb, tb = tree_flatten(b)
+    if ta != tb:
+        raise ShardError(
+            f"the results of shards {span_a[0]}..{span_a[1] - 1} and {span_b[0]}..{span_b[1] - 1} "
+            f"have different structures ({ta!r} vs {tb!r}); every shard must return the same "
+            f"pytree", span_b[0])
+    out = []
+    for k, (x, y) in enumerate(zip(la, lb)):
+        if np.shape(x) != np.shape(y):
+            raise ShardError(
+                f"leaf {k} of the results of shards {span_a[0]}..{span_a[1] - 1} and "
+                f"{span_b[0]}..{span_b[1] - 1} has shapes {np.shape(x)} and {np.shape(y)}; every "
+                f"shard must return the same shapes", span_b[0])
+        out.append(np.add(x, y))
+    return tree_unflatten(ta, out)
+
+
+def _tree(items, combine):
+    """Reduce ``items`` (with their shard spans) pairwise, level by level, in a fixed order."""
+    level = 0
+    while len(items) > 1:
+        nxt = [combine(items[j], items[j + 1], level, j // 2)
+               for j in range(0, len(items) - 1, 2)]
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+        level += 1
+    return items[0]
+
+
+def _check_weights(who, weights, n):
+    if weights is None:
+        return [None] * n
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{who}: weights must be a sequence of real numbers, one per shard, got "
+                        f"{type(weights).__name__}") from e
+    if w.shape != (n,):
+        raise ValueError(f"{who}: weights must have one entry per shard, shape ({n},), got shape "
+                         f"{w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{who}: weights must be finite, got {w[~np.isfinite(w)][0]} at index "
+                         f"{int(np.flatnonzero(~np.isfinite(w))[0])}")
+    return [float(x) for x in w]
+
+
+def _check_shards(who, shards):
+    if isinstance(shards, (str, bytes)) or not hasattr(shards, "__len__"):
+        raise TypeError(f"{who}: shards must be a sequence (list, tuple, array) with one entry "
+                        f"per task, got {type(shards).__name__}")
+    shards = list(shards)
+    if not shards:
+        raise ValueError(f"{who}: shards is empty; pass at least one shard")
+    return shards
+
+
+@contextlib.contextmanager
+def cluster_client(client, n_tasks=None):
+    """The Dask client to run on: ``client`` itself, a Client on the scheduler address
+    ``client``, else the existing default client, else a temporary ``LocalCluster`` of worker
+    processes (one thread each, ``min(cores, n_tasks)`` workers) closed on exit.
+
+    Yields:
+        A ``distributed.Client``, or None for ``client="serial"``.
+
+    Raises:
+        TypeError: ``client`` is none of None, ``"serial"``, an address string or a Client.
+    """
+    if isinstance(client, str) and client == SERIAL:
+        yield None
+        return
+    distributed = _import_distributed()
+    if isinstance(client, distributed.Client):
+        yield client
+        return
+    if isinstance(client, str):
+        with distributed.Client(client, set_as_default=False) as c:
+            yield c
+        return
+    if client is not None:
+        raise TypeError(f"client must be None, 'serial', a scheduler address (str) or a "
+                        f"distributed.Client, got {type(client).__name__} {client!r}")
+    try:
+        yield distributed.default_client()
+        return
+    except ValueError:  # no default client: start an embedded cluster
+        pass
+    n = max(1, min(os.cpu_count() or 1, n_tasks or 1))
+    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def map_sum(fn, payload, shards, *, client=None, weights=None, progress=None, name="map_sum"):
+    """``Σ_s w_s · fn(payload, shards[s])`` of pytree results, summed by a fixed tree on a cluster.
+
+    ``payload`` is scattered once (to every worker, so a worker's death loses no copy); each
+    shard is one task; the partial sums are added pairwise by tasks on the cluster in a tree
+    fixed by the shard order (module docstring) and only the root comes back.
+
+    Args:
+        fn: ``fn(payload, shard) -> pytree`` of arrays/numbers, the same structure and shapes
+            for every shard; a pure function of its arguments (no global random state), so
+            that a retried task returns the same bits.
+        payload: anything picklable (parameters, the function to differentiate ...).
+        shards: a sequence, one entry per task (data, seeds, index ranges, or futures of
+            already-scattered data).
+        client: None (the default client, else an embedded LocalCluster), a
+            ``distributed.Client``, a scheduler address, or ``"serial"`` (this process, the same
+            tree: the reference result).
+        weights: None or one finite real per shard, multiplying every leaf of its result.
+        progress: a tqdm bar over the finished shards on stderr; None shows it for runs
+            longer than 2 s, False never, True at once.
+        name: shown on the bar and in the task keys.
+
+    Returns:
+        The summed pytree.
+
+    Raises:
+        ShardError: a shard raised (naming it and the cause, with the worker's traceback in
+            ``remote_traceback``), its task killed the workers it ran on too often, or two
+            shards returned different structures. Never a partial sum.
+    """
+    shards = _check_shards(name, shards)
+    if not callable(fn):
+        raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
+    ws = _check_weights(name, weights, len(shards))
+    bar = tqdm(total=len(shards), desc=name, file=sys.stderr, disable=progress is False,
+               delay=0.0 if progress else 2.0, dynamic_ncols=True, leave=False)
+    try:
+        with cluster_client(client, len(shards)) as c:
+            if c is None:
+                parts = []
+                for i, (s, w) in enumerate(zip(shards, ws)):
+                    parts.append(((i, i + 1), _run_shard(fn, payload, s, i, w)))
+                    bar.update(1)
+                return _tree(parts, lambda a, b, lv, j: (
+                    (a[0][0], b[0][1]), _add(a[1], b[1], a[0], b[0])))[1]
+            return _cluster_sum(c, fn, payload, shards, ws, bar, name)
+    finally:
+        bar.close()
+
+
+def _cluster_sum(c, fn, payload, shards, ws, bar, name):
+    distributed = _import_distributed()
+    token = uuid.uuid4().hex[:12]
+    tag = "".join(ch if ch.isalnum() else "_" for ch in name)
+    [pf] = c.scatter([payload], broadcast=True, hash=False)
+    index = {}
+    leaves = []
+    for i, (s, w) in enumerate(zip(shards, ws)):
+        key = f"diffsci_{tag}_shard-{token}-{i}"
+        index[key] = i
+        leaves.append(((i, i + 1), c.submit(_run_shard, fn, pf, s, i, w, key=key, pure=False)))
+
+    def combine(a, b, level, j):
+        key = f"diffsci_{tag}_sum-{token}-{level}-{j}"
+        index[key] = a[0][0]
+        return (a[0][0], b[0][1]), c.submit(_add, a[1], b[1], a[0], b[0], key=key, pure=False)
+
+    root = _tree(list(leaves), combine)[1]
+    pending = distributed.as_completed([f for _, f in leaves], loop=c.loop)
+    del leaves
+    try:
+        for fut in pending:
+            if fut.status == "error":
+                _raise(fut, index, distributed)
+            bar.update(1)
+            del fut
+        return root.result()
+    except ShardError:
+        raise
+    except distributed.KilledWorker as e:
+        i = _shard_of(e, index)
+        raise ShardError(f"shard {i} ({_short(shards[i]) if i is not None else '?'}): its task "
+                         f"killed every worker that ran it ({e}); the shard crashes the worker "
+                         f"process (memory, a segfault in native code) or the cluster is "
+                         f"unstable", i, f"KilledWorker: {e}") from e
+    finally:
+        for f in (root, pf):
+            f.release()
+        pending.clear()
+
+
+def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_shards"):
+    """``[fn(payload, shard) for shard in shards]``, one task per shard, in shard order.
+
+    For sweeps whose results are wanted one by one (a map, not a sum: every result comes back
+    to the client). ``payload`` is scattered once; errors, retries and ``client`` as in
+    :func:`map_sum`.
+
+    Returns:
+        A list with one result per shard.
+    """
+    shards = _check_shards(name, shards)
+    if not callable(fn):
+        raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
+    bar = tqdm(total=len(shards), desc=name, file=sys.stderr, disable=progress is False,
+               delay=0.0 if progress else 2.0, dynamic_ncols=True, leave=False)
+    try:
+        with cluster_client(client, len(shards)) as c:
+            if c is None:
+                out = []
+                for i, s in enumerate(shards):
+                    out.append(_run_shard(fn, payload, s, i, None))
+                    bar.update(1)
+                return out
+            distributed = _import_distributed()
+            token = uuid.uuid4().hex[:12]
+            tag = "".join(ch if ch.isalnum() else "_" for ch in name)
+            [pf] = c.scatter([payload], broadcast=True, hash=False)
+            index, futs = {}, []
+            for i, s in enumerate(shards):
+                key = f"diffsci_{tag}_shard-{token}-{i}"
+                index[key] = i
+                futs.append(c.submit(_run_shard, fn, pf, s, i, None, key=key, pure=False))
+            try:
+                for fut in distributed.as_completed(futs, loop=c.loop):
+                    if fut.status == "error":
+                        _raise(fut, index, distributed)
+                    bar.update(1)
+                return c.gather(futs)
+            except distributed.KilledWorker as e:
+                i = _shard_of(e, index)
+                raise ShardError(f"shard {i}: its task killed every worker that ran it ({e})",
+                                 i, f"KilledWorker: {e}") from e
+            finally:
+                pf.release()
+                for f in futs:
+                    f.release()
+    finally:
+        bar.close()
+
+
+def _shard_of(exc, index):
+    text = str(exc)
+    for key, i in index.items():
+        if key in text:
+            return i
+    return None
+
+
+def _raise(fut, index, distributed):
+    try:
+        fut.result()
+    except distributed.KilledWorker:
+        raise
+    except ShardError:
+        raise
+    except Exception as e:  # not raised inside _run_shard (e.g. unpickling the shard)
+        i = index.get(fut.key)
+        raise ShardError(f"shard {i} failed on the cluster: {type(e).__name__}: {e}", i,
+                         f"{type(e).__name__}: {e}") from e
+
+
+def _vg_shard(payload, shard):
+    f, params, has_aux = payload
+    out, g = _api.value_and_grad(lambda p: f(p, shard), has_aux=has_aux)(params)
+    if has_aux:
+        value, aux = out
+        return (value, aux, g)
+    return (out, g)
+
+
+def value_and_grad(f, params, shards, *, client=None, weights=None, has_aux=False,
+                   progress=None):
+    """Value and gradient of ``Σ_s w_s · f(params, shards[s])``, one Dask task per shard.
+
+    Each task runs :func:`diffsci.value_and_grad` of ``p ↦ f(p, shard)`` at ``params``; the
+    values and gradients (and with ``has_aux`` the auxiliary pytrees) are multiplied by the
+    weights and summed by a fixed binary tree of addition tasks on the cluster (never by
+    gathering every partial on the client). ``params`` (with ``f``) is scattered once per call.
+
+    Reproducibility: for a given shard layout the result is bit-identical whatever the number
+    of workers, the order tasks finish in, or a retry after a worker died, provided ``f`` is a
+    pure function of ``(params, shard)`` — seed any randomness from the shard (see
+    :func:`shard_seeds`), not from global state. ``client="serial"`` computes the same sum in
+    this process (bit-identical on the same machine).
+
+    Running on a real cluster: the code does not change; pass ``client=`` a Client of any Dask
+    deployment — ``dask_jobqueue.SLURMCluster(...)`` (or PBS/SGE/LSF) after ``cluster.scale(n)``,
+    ``dask_kubernetes``' ``KubeCluster``, or ``Client("tcp://scheduler:8786")`` — or the
+    scheduler's address as a string. Workers need diffsci (and whatever ``f`` imports)
+    installed; ``f`` itself travels by cloudpickle.
+
+    Args:
+        f: ``f(params, shard) -> real scalar`` (with ``has_aux``: ``(scalar, aux)``, aux a pytree
+            of numbers/arrays to be summed, e.g. counts or sums of squares), differentiable by
+            diffsci.
+        params: a pytree of float arrays/numbers (what ``diffsci.value_and_grad`` accepts).
+        shards: a sequence with one entry per task.
+        client: None (the existing default client, else a LocalCluster of worker processes
+            started and closed for this call), a ``distributed.Client``, a scheduler address,
+            or ``"serial"``.
+        weights: None (all 1) or one finite real per shard; pass ``1/len(shards)`` each for a
+            mean.
+        has_aux: ``f`` returns ``(value, aux)``.
+        progress: tqdm bar on stderr: None after 2 s, True at once, False never.
+
+    Returns:
+        ``(value, grad)``, or ``((value, aux), grad)`` with ``has_aux``; ``grad`` has the
+        structure of ``params``.
+
+    Raises:
+        ShardError: a shard's ``f`` raised (the message names the shard's index and repr and
+            the cause; the worker's traceback is in ``remote_traceback``), or shards returned
+            different structures.
+        TypeError/ValueError: bad ``f``, ``shards``, ``weights`` or ``client``.
+
+    Example:
+        >>> import numpy as np
+        >>> from diffsci import distributed
+        >>> data = [np.array([1.0, 2.0]), np.array([3.0])]
+        >>> distributed.value_and_grad(lambda w, x: np.sum((w * x - 1.0) ** 2), 0.5, data,
+        ...                            client="serial")
+        (np.float64(0.5), np.float64(2.0))
+    """
+    if not callable(f):
+        raise TypeError(f"value_and_grad: f must be callable, got {type(f).__name__}")
+    out = map_sum(_vg_shard, (f, params, bool(has_aux)), shards, client=client, weights=weights,
+                  progress=progress, name="value_and_grad")
+    if has_aux:
+        value, aux, g = out
+        return (value, aux), g
+    return out[0], out[1]
