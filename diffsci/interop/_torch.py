@@ -265,7 +265,7 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
                 continue
             slots.append((i, leaves, tree, idx))
             tensors.extend(leaves[k] for k in idx)
-        for i, leaves, tree, idx in slots:  # check before running anything
+        for i, leaves, _tree, idx in slots:  # check before running anything
             if idx is None:
                 _check_tensor(args[i], who, f"argument {i}")
             else:
