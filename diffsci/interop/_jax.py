@@ -159,7 +159,9 @@ def _fit(o, s, node, j):
         raise TypeError(f"to_jax({node.name}): output leaf {j} is {_describe(v)}; a bridged "
                         f"function must return arrays or numbers (or pytrees of them)")
     a = np.asarray(v)
-    if a.shape != tuple(s.shape):
+    shape = tuple(s.shape)
+    batched = node.vmap_method in ("expand_dims", "broadcast_all") and a.ndim > len(shape)
+    if a.shape != shape and not (batched and a.shape[a.ndim - len(shape):] == shape):
         raise ValueError(
             f"to_jax({node.name}): output leaf {j}"
             f"{'' if node.order == 1 else f' of the order-{node.order} rule'} has shape "
