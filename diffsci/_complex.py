@@ -56,10 +56,12 @@ def wirtinger(f, z, *, mode="fwd"):
         ValueError: for an unknown ``mode``.
 
     Example:
-        >>> wirtinger(lambda z: 3 * z ** 2 + 2 * z + 1, 1 + 2j)  # holomorphic: (f′, 0)
-        (np.complex128(8+12j), np.complex128(0j))
-        >>> wirtinger(lambda z: abs(z) ** 2, 1 + 2j)  # |z|² = z z̄: (z̄, z)
-        (np.complex128(1-2j), np.complex128(1+2j))
+        >>> dz, dzbar = wirtinger(lambda z: 3 * z ** 2 + 2 * z + 1, 1 + 2j)  # holomorphic
+        >>> complex(dz), complex(dzbar)                                     # (f′, 0)
+        ((8+12j), 0j)
+        >>> dz, dzbar = wirtinger(lambda z: abs(z) ** 2, 1 + 2j)  # |z|² = z z̄
+        >>> complex(dz), complex(dzbar)                           # (z̄, z)
+        ((1-2j), (1+2j))
 
     References:
         K. Kreutz-Delgado, "The Complex Gradient Operator and the CR-Calculus" (2009),

@@ -51,6 +51,8 @@ def _out_tangent(o, trace):
             t = t.astype(ydt)
         if np.shape(getval(t)) != np.shape(getval(y)):
             t = np.broadcast_to(t, np.shape(getval(y)))
+        if type(t) is np.ndarray and t.ndim == 0 and type(y) is not np.ndarray:
+            t = t[()]  # a scalar output gets a scalar tangent, not a 0-d array
         return y, t
     v = getval(o)
     if isinstance(v, (np.ndarray, np.generic, int, float, complex)):

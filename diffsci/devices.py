@@ -55,9 +55,13 @@ def cuda_simulator_active() -> bool:
         True if the simulator is switched on.
 
     Example:
-        >>> import os
-        >>> os.environ["NUMBA_ENABLE_CUDASIM"] = "1"   # before numba is imported
-        >>> cuda_simulator_active()
+        In a fresh process, ``NUMBA_ENABLE_CUDASIM=1 python -c "from diffsci.devices import
+        cuda_simulator_active; print(cuda_simulator_active())"`` prints ``True``. Within a
+        process the answer depends on how numba was first imported there:
+
+        >>> cuda_simulator_active()   # doctest: +SKIP
+        True
+        >>> isinstance(cuda_simulator_active(), bool)
         True
     """
     config = sys.modules.get("numba.core.config")
@@ -161,9 +165,13 @@ def device_info() -> dict[str, Any]:
         (str or None) and ``cuda_error`` (why probing numba.cuda failed, or None).
 
     Example:
-        >>> device_info()        # on a machine without a GPU
+        >>> sorted(device_info())
+        ['cuda_available', 'cuda_error', 'cuda_simulator_active', 'gpu_name', 'numba_version']
+        >>> device_info()        # doctest: +SKIP
         {'numba_version': '0.61.0', 'cuda_available': False, 'cuda_simulator_active': False,
          'gpu_name': None, 'cuda_error': None}
+
+        (the values are this machine's: above, a laptop without an NVIDIA GPU).
     """
     try:
         numba_version: str | None = importlib.metadata.version("numba")
@@ -207,7 +215,16 @@ class GpuCheck:
         ValueError: a field has the wrong type or range (the message names the field).
 
     Example:
-        >>> GpuCheck("diffsci", "axpy", make_inputs, cpu_fn, cuda_fn, reference_fn, size=1 << 24)
+        >>> import numpy as np
+        >>> negate = GpuCheck("diffsci", "negate", lambda rng, size: (rng.random(size),),
+        ...                   cpu_fn=np.negative, cuda_fn=np.negative,
+        ...                   reference_fn=np.negative, size=1 << 24)
+        >>> negate.size, negate.sim_size, negate.rtol
+        (16777216, 64, 1e-12)
+        >>> GpuCheck("diffsci", "negate", None, np.negative, np.negative, np.negative)
+        Traceback (most recent call last):
+        ...
+        ValueError: GpuCheck.make_inputs of diffsci.negate must be callable; got None (NoneType).
     """
 
     package: str

@@ -59,7 +59,9 @@ def _leaf_paths(tree, root="params"):
         A list of strings, one per leaf of ``tree_flatten(tree)``.
 
     Example:
-        >>> _leaf_paths({"dense": Dense(w, b), "scale": 1.0})
+        >>> import numpy as np
+        >>> from diffsci.nn import Dense
+        >>> _leaf_paths({"dense": Dense(np.ones((2, 1)), np.zeros(1)), "scale": 1.0})
         ["params['dense'].w", "params['dense'].b", "params['scale']"]
     """
     out = []

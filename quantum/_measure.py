@@ -230,9 +230,11 @@ def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", devi
         ValueError: theta's shape, an observable wire out of range, an unknown method.
 
     Example:
+        >>> import diffsci as ds
+        >>> from quantum import Z
         >>> c = Circuit(1).rx(0)
-        >>> expval(c, np.array([0.3]), Z(0))          # cos 0.3
-        0.955336489125606
+        >>> round(expval(c, np.array([0.3]), Z(0)), 12)          # cos 0.3
+        0.955336489126
         >>> ds.grad(lambda t: expval(c, t, Z(0)))(np.array([0.3]))
         array([-0.29552021])
     """

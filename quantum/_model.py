@@ -194,8 +194,8 @@ class Circuit:
         >>> c.n_params
         1
         >>> print(c)
-        0: ─H──●─────────
-        1: ────X──RZ(θ0)─
+        0: ─H──●──────────
+        1: ────X──RZ(θ0)──
     """
 
     def __init__(self, n_qubits: int):
@@ -605,7 +605,7 @@ class Circuit:
         Example:
             >>> from quantum import state
             >>> c = Circuit(2).h(0).cnot(0, 1).rz(1)
-            >>> abs(state(c.compose(c.adjoint(), shared=True), [0.4])[0])
+            >>> round(abs(state(c.compose(c.adjoint(), shared=True), [0.4])[0]), 12)  # |00⟩ back
             1.0
         """
         out = Circuit(self.n_qubits)

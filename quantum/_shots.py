@@ -93,6 +93,7 @@ def expval_shots(circuit: Circuit, theta, observable: Hamiltonian, shots: int | 
             Hamiltonian.
 
     Example:
+        >>> from quantum import Z
         >>> c = Circuit(1).rx(0)
         >>> e = expval_shots(c, [0.3], Z(0), shots=None, grad=True)
         >>> round(e.value, 12), e.grad.round(12)                 # cos 0.3, -sin 0.3

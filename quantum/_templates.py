@@ -124,6 +124,7 @@ def qaoa(cost: Hamiltonian, depth: int, *, n_qubits: int | None = None) -> Circu
     Reference: Farhi, Goldstone & Gutmann, arXiv:1411.4028 (2014), eqs. (3)–(5).
 
     Example:
+        >>> from quantum import maxcut
         >>> qaoa(maxcut([(0, 1), (1, 2), (2, 0)]), depth=2).n_params
         4
     """

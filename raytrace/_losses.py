@@ -42,8 +42,8 @@ def mse(image, target, weights=None):
         TypeError: ``target`` or ``weights`` holds bools or non-numbers.
 
     Example:
-        >>> mse(np.zeros((2, 2, 3)), np.ones((2, 2, 3)))
-        np.float64(1.0)
+        >>> float(mse(np.zeros((2, 2, 3)), np.ones((2, 2, 3))))
+        1.0
     """
     if not is_tracer(target):
         target = to_float_array("raytrace.mse: target", target)

@@ -47,6 +47,8 @@ class Dense:
             activation is unknown.
 
     Example:
+        >>> import numpy as np, diffsci as ds
+        >>> from diffsci.nn import Dense
         >>> layer = Dense.init(0, 3, 2, activation="tanh")
         >>> layer(np.ones((5, 3))).shape
         (5, 2)

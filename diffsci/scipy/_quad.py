@@ -201,8 +201,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         ValueError: mismatched shapes, a bad axis or a scalar ``y``.
 
     Example:
-        >>> trapezoid([1.0, 2.0, 3.0], dx=0.5)
-        np.float64(2.0)
+        >>> float(trapezoid([1.0, 2.0, 3.0], dx=0.5))
+        2.0
     """
     y, h, n, _ = _prep("trapezoid", y, x, dx, axis)
     if n < 2:

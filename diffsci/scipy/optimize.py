@@ -203,8 +203,8 @@ def root(fun, x0, args=(), method="hybr", tol=None, options=None):
         >>> import numpy as np, diffsci as ds
         >>> cubic = lambda x, a, b: x ** 3 + a * x - b
         >>> x = root(cubic, 1.0, args=(1.0, 2.0))          # x³ + x − 2 = 0 at x = 1
-        >>> float(x), ds.grad(lambda b: root(cubic, 1.0, args=(1.0, b)))(2.0)  # 1/(3x²+a)
-        (1.0, np.float64(0.25))
+        >>> float(x), float(ds.grad(lambda b: root(cubic, 1.0, args=(1.0, b)))(2.0))  # 1/(3x²+a)
+        (1.0, 0.25)
 
     References:
         SciPy's MINPACK wrappers (hybrd/hybrj, lmder); Blondel et al. (2022).
