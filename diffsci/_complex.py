@@ -6,8 +6,8 @@ For z = x + iy, the Wirtinger (CR-calculus) derivatives are
 
 f is holomorphic exactly where ∂f/∂z̄ = 0, and then ∂f/∂z = f′(z).  For a
 real-valued f, ∂f/∂z̄ = conj(∂f/∂z) = g/2, where g = ∂f/∂x + i ∂f/∂y is what
-:func:`diffsci.grad` returns (DESIGN.md's convention), so ``z - lr * g`` is
-steepest descent.  The directional derivatives J·1 = ∂f/∂x and J·i = ∂f/∂y
+:func:`diffsci.grad` returns (diffsci's convention for complex inputs, PyTorch's too),
+so ``z - lr * g`` is steepest descent.  The directional derivatives J·1 = ∂f/∂x and J·i = ∂f/∂y
 come from two forward passes, hence ∂f/∂z = (J·1 - i J·i)/2 and
 ∂f/∂z̄ = (J·1 + i J·i)/2.
 

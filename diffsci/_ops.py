@@ -1,7 +1,7 @@
 """The core's Numba kernels bound as differentiable primitives: ``logsumexp``, ``softmax``.
 
-The pattern every package follows (DESIGN.md, "Numba kernels with hand-written
-adjoints"): the public function validates its input once; a
+The pattern every package follows for a Numba kernel with a hand-written adjoint: the
+public function validates its input once; a
 :class:`~diffsci.custom_vjp` runs the forward kernel of ``_kernels.py`` on plain
 arrays and saves what the adjoint kernel needs.  The input is brought to 2-D
 *rows* (the reduced axis moved last, one row per output element) so the kernels

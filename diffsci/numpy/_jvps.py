@@ -9,7 +9,8 @@ shapes, indexing and products are in ``_jvps_shape.py``, linalg in
 mode through its VJP (``_core._jvp_from_vjp``), at the price of a reverse pass
 per call (several times slower on small arrays).
 
-Conventions (DESIGN.md; the VJPs in ``_vjps*.py`` are the adjoints of these maps):
+Conventions (the complex one is stated in diffsci/DERIVATIONS.md, "SciPy and FFT"; the VJPs
+in ``_vjps*.py`` are the adjoints of these maps):
 
 * Holomorphic f: ``t * f'(x)`` — no conjugate (the VJP is ``g * conj(f'(x))``).
 * Non-holomorphic functions of complex input (``abs``, ``angle``, ``real``,
@@ -69,7 +70,7 @@ def _linear(prim):
 
 def _re_inner(g, t):
     """Re(conj(g)·t) elementwise: the directional derivative along ``t`` of a real function
-    whose gradient (∂/∂Re + i·∂/∂Im, DESIGN.md) is ``g``; ``g·t`` for real values."""
+    whose gradient (∂/∂Re + i·∂/∂Im, diffsci's convention) is ``g``; ``g·t`` for real values."""
     if np.iscomplexobj(g) or np.iscomplexobj(t):
         return np.real(np.conj(g) * t)
     return g * t

@@ -1,7 +1,7 @@
 """Reverse-mode rules for diffsci.numpy: arithmetic, elementwise math, reductions.
 
 A rule is ``rule(g, ans, *args, **kwargs) -> cotangent`` for one positional
-argument.  Conventions (see DESIGN.md): for holomorphic f the rule is
+argument.  Conventions (diffsci/DERIVATIONS.md, "SciPy and FFT"): for holomorphic f the rule is
 ``g * conj(f'(x))``; for a linear map A it is ``Aᴴ g``; a real-valued function
 of a complex input returns ∂/∂Re + i·∂/∂Im and reads only ``real(g)``;
 broadcasting is undone by :func:`unbroadcast` only.  Rules use NumPy calls,

@@ -10,7 +10,8 @@ work.  ``logsumexp``, ``softmax`` and ``log_softmax`` reuse the fused
 kernels of :mod:`diffsci._ops` and take SciPy's signatures.
 
 Conventions (also in the docstrings): for a holomorphic function of complex
-input the VJP is ``g * conj(f'(z))`` and the JVP ``f'(z) * t`` (DESIGN.md);
+input the VJP is ``g * conj(f'(z))`` and the JVP ``f'(z) * t``
+(diffsci/DERIVATIONS.md, "SciPy and FFT");
 ``xlogy(x, y)`` has ``d/dx = log(y)`` (``-inf`` at ``y = 0``, the one-sided
 slope) and ``d/dy = x / y`` with ``0`` at ``x = y = 0``, where ``f(0, y) = 0``
 for every ``y``; ``i1'(0) = i1e'(0) = 1/2`` (the limit of ``i0 - i1/x``) and
