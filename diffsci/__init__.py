@@ -35,6 +35,7 @@ from ._custom import custom_vjp
 from ._fit import fit
 from ._forward import custom_jvp, forwarddiff, hessian, hvp, jacfwd, jvp
 from ._inplace import InPlaceError
+from ._jit import jit
 from ._ops import logsumexp, softmax
 from ._tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
 
@@ -63,6 +64,7 @@ __all__ = [
     "jacfwd",
     "jacobian",
     "jacrev",
+    "jit",
     "jvp",
     "logsumexp",
     "nn",

@@ -62,6 +62,11 @@ _levels = itertools.count(1)
 #: Turns a (nested) list/tuple holding traced values into one traced array; set by
 #: diffsci.numpy (a ufunc primitive called on ``[x, y]`` stacks it, as NumPy converts lists).
 stack_sequence = None
+#: id(Rules) -> the primitive owning them (vjps, cvjps, cvjps1): how ``diffsci.jit`` reads a tape.
+PRIMITIVES = {}
+#: Called as ``observe(fun, args, kwargs, result)`` by nondifferentiable functions whose
+#: arguments hold traced values, while ``diffsci.jit`` traces (it records a guard); else None.
+observe = None
 
 
 def _has_traced(seq):
@@ -522,6 +527,8 @@ def primitive(fun=None, *, name=None):
     wrapped.cvjps = cvjps
     wrapped.cvjps1 = cvjps1
     wrapped.is_primitive = True
+    for r in (vjps, cvjps, cvjps1):  # a record's rules name its primitive (diffsci/_jit)
+        PRIMITIVES[id(r)] = wrapped
     wrapped.binary = binary  # the two-argument fast path, for the Tracer operators
     return wrapped
 
@@ -576,6 +583,8 @@ def nondifferentiable(fun, name=None):
     """
 
     def wrapped(*args, **kwargs):
+        if observe is not None:
+            return observe(fun, args, kwargs)
         args = [getval(a) for a in args]
         if kwargs:
             kwargs = {k: getval(v) for k, v in kwargs.items()}

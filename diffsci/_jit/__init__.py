@@ -1,0 +1,427 @@
+"""``diffsci.jit``: trace a NumPy program once per signature and run it compiled by Numba.
+
+See diffsci/ARCHITECTURE_JIT.md for the design (how a record becomes code, where the guards
+live, what runs eagerly and why).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+
+import numpy as np
+
+from .._core import Dual, Tracer
+from .._tree import tree_flatten, tree_unflatten
+from . import _trace
+from ._codegen import GuardFail
+from ._compile import compile_program
+from ._trace import CannotCompile
+
+__all__ = ["jit", "JitFunction", "JitWarning"]
+
+_ndarray = np.ndarray
+
+
+class JitWarning(UserWarning):
+    """``diffsci.jit`` runs (part of) a function eagerly, or keeps re-tracing it."""
+
+
+class _Eager:
+    """A signature that runs eagerly (``reason`` says why)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+class Specialization:
+    """One traced and compiled version of a function, valid while its guards hold."""
+
+    def __init__(self, prog, compiled, externals, guards_labels):
+        self.prog = prog
+        self.compiled = compiled
+        self.driver = compiled.driver
+        self.out_tree = prog.out_tree
+        self.outputs_conv = [_out_converter(prog.values[o.idx]) if isinstance(o, _trace.Ref)
+                             else None for o in prog.outputs]
+        self.labels = guards_labels
+        self.checks = externals  # (getter, obj, kind, snapshot)
+        self.calls = 0
+
+    def check_externals(self):
+        for getter, obj, kind, snap in self.checks:
+            try:
+                now = getter()
+            except Exception:  # noqa: BLE001 - the name is gone: trace again
+                return False
+            if kind == "id":
+                if now is not obj:
+                    return False
+            elif kind == "content":
+                if now is not obj or now.shape != snap.shape or not np.array_equal(now, snap):
+                    return False
+            elif type(now) is not type(snap) or not (now == snap):
+                return False
+        return True
+
+    def run(self, leaves):
+        if self.checks and not self.check_externals():
+            raise GuardFail(-2)
+        res = self.driver(*leaves)
+        out = [c(v) if c is not None else v for c, v in zip(self.outputs_conv, res)]
+        self.calls += 1
+        return tree_unflatten(self.out_tree, out)
+
+
+def _out_converter(v):
+    if isinstance(v, _ndarray):
+        dt = v.dtype
+        if v.ndim == 0:
+            return lambda x, dt=dt: np.asarray(x, dt)
+        return lambda x, dt=dt: x if x.dtype == dt else x.astype(dt)
+    if isinstance(v, np.generic):
+        t = type(v)
+        return t
+    if isinstance(v, float):
+        return float
+    if isinstance(v, complex):
+        return complex
+    return None
+
+
+class _Entry:
+    __slots__ = ("specs", "eager", "retraces", "warned", "last_guard")
+
+    def __init__(self):
+        self.specs = []
+        self.eager = None
+        self.retraces = 0
+        self.warned = False
+        self.last_guard = None
+
+
+class JitFunction:
+    """The function returned by :func:`jit` (``.eager`` is the original, ``.stats()`` the
+    cache's state)."""
+
+    def __init__(self, f, static_argnums, static_argnames, max_specializations, check):
+        self.eager = f
+        self.static_argnums = static_argnums
+        self.static_argnames = static_argnames
+        self.max_specializations = max_specializations
+        self.check = check
+        self._cache = {}
+        self._warned = set()
+        self.compile_seconds = 0.0
+        self.traces = 0
+        functools.update_wrapper(self, f)
+
+    def __repr__(self):
+        return f"<diffsci.jit of {getattr(self.eager, '__name__', self.eager)!r}>"
+
+    def __get__(self, obj, objtype=None):  # methods: bind like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    def stats(self):
+        """``{"signatures", "specializations", "eager", "traces", "compile_seconds"}``."""
+        return {
+            "signatures": len(self._cache),
+            "specializations": sum(len(e.specs) for e in self._cache.values()),
+            "eager": sum(1 for e in self._cache.values() if e.eager is not None),
+            "traces": self.traces,
+            "compile_seconds": self.compile_seconds,
+        }
+
+    def _warn_once(self, key, msg):
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(msg, JitWarning, stacklevel=3)
+
+    # -- the signature of a call -------------------------------------------------------
+    def _split(self, args, kwargs):
+        """(key, dynamic leaves, rebuild) or None when a traced value is among the args."""
+        nums = self.static_argnums
+        if not kwargs and not nums:
+            if all(type(a) is _ndarray for a in args):
+                key = tuple((a.shape, a.dtype) for a in args)
+                return key, list(args), None
+        for k in nums:
+            if k >= len(args):
+                raise TypeError(f"{self!r}: static_argnums names argument {k}, but the call "
+                                f"has {len(args)} positional argument(s)")
+        statics = []
+        for k in nums:
+            statics.append(_static_key(args[k], f"argument {k} (in static_argnums)"))
+        for n in self.static_argnames:
+            if n in kwargs:
+                statics.append((n, _static_key(kwargs[n], f"argument {n!r} "
+                                                          f"(in static_argnames)")))
+        dyn_args = tuple(a for k, a in enumerate(args) if k not in nums)
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, tree = tree_flatten((dyn_args, dyn_kw))
+        key = [tree, tuple(statics)]
+        dyn = []
+        kinds = []
+        for v in leaves:
+            tv = type(v)
+            if tv is _ndarray:
+                kinds.append((v.shape, v.dtype))
+                dyn.append(v)
+            elif tv is float or tv is complex:
+                kinds.append(tv)
+                dyn.append(v)
+            elif isinstance(v, np.generic) and v.dtype.kind in "fciu":
+                kinds.append(("g", v.dtype))
+                dyn.append(v)
+            elif tv is Tracer or tv is Dual:
+                return None
+            else:
+                kinds.append(("s", _static_key(v, "a non-array leaf of the arguments")))
+        key.append(tuple(kinds))
+        return tuple(key), dyn, (tree, leaves)
+
+    def __call__(self, *args, **kwargs):
+        split = self._split(args, kwargs)
+        if split is None:  # under an outer transform: its tracers record the eager run
+            return self.eager(*args, **kwargs)
+        key, dyn, rebuild = split
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = _Entry()
+        if entry.eager is not None:
+            return self.eager(*args, **kwargs)
+        for spec in entry.specs:
+            try:
+                return spec.run(dyn)
+            except GuardFail as e:
+                entry.last_guard = (spec, e.args[0])
+        if entry.specs:
+            entry.retraces += 1
+            if len(entry.specs) >= self.max_specializations:
+                spec, k = entry.last_guard
+                self._warn_once(("retrace", key), (
+                    f"diffsci.jit: {_fname(self.eager)} keeps re-tracing: "
+                    f"{len(entry.specs)} specializations for one signature; the guard that "
+                    f"failed last is {_guard_label(spec, k)}. Further calls with a new outcome "
+                    f"run eagerly; make the value static (static_argnums) or the branch "
+                    f"arithmetic (np.where) to compile it."))
+                return self.eager(*args, **kwargs)
+        return self._specialize(entry, key, args, kwargs, dyn, rebuild)
+
+    # -- tracing and compiling ---------------------------------------------------------
+    def _specialize(self, entry, key, args, kwargs, dyn, rebuild):
+        nums = self.static_argnums
+
+        def call(tracers):
+            if rebuild is None:
+                return self.eager(*tracers)
+            tree, leaves = rebuild
+            it = iter(tracers)
+            new = [next(it) if _is_dynamic(v) else v for v in leaves]
+            dargs, dkw = tree_unflatten(tree, new)
+            full = list(dargs)
+            for k in sorted(nums):
+                full.insert(k, args[k])
+            kw = dict(dkw)
+            for n in self.static_argnames:
+                if n in kwargs:
+                    kw[n] = kwargs[n]
+            return self.eager(*full, **kw)
+
+        t0 = time.perf_counter()
+        self.traces += 1
+        tr, out = _trace.trace(call, dyn)
+        out_leaves, out_tree = tree_flatten(out)
+        eager_out = tree_unflatten(out_tree, [_trace.getval(o) for o in out_leaves])
+        try:
+            prog = _trace.build(tr, out_leaves, out_tree, None)
+            exts = _externals(self.eager, prog)
+            compiled = compile_program(prog, _fname(self.eager))
+            spec = Specialization(prog, compiled, exts, None)
+            res = spec.run(dyn)  # compiles (or loads from Numba's cache) and checks itself
+        except (CannotCompile, GuardFail, Exception) as e:  # noqa: BLE001
+            reason = _reason(e)
+            entry.eager = _Eager(reason)
+            self._warn_once(("eager", reason), (
+                f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: "
+                f"{reason}"))
+            self.compile_seconds += time.perf_counter() - t0
+            return eager_out
+        finally:
+            tr.tape.records.clear()
+        self.compile_seconds += time.perf_counter() - t0
+        if self.check:
+            bad = _mismatch(res, eager_out)
+            if bad:
+                entry.eager = _Eager(f"compiled result differs from eager: {bad}")
+                self._warn_once(("mismatch", key), (
+                    f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: the "
+                    f"compiled code computed {bad} (please report this as a bug)."))
+                return eager_out
+        entry.specs.insert(0, spec)
+        return res
+
+
+def _is_dynamic(v):
+    tv = type(v)
+    return tv is _ndarray or tv is float or tv is complex or (
+        isinstance(v, np.generic) and v.dtype.kind in "fciu")
+
+
+def _static_key(v, what):
+    try:
+        hash(v)
+    except TypeError:
+        raise TypeError(
+            f"diffsci.jit: {what} is a {type(v).__name__}, which is not hashable; static "
+            f"values key the cache of compiled code. Pass arrays and numbers as ordinary "
+            f"(traced) arguments, or make the value hashable (a tuple instead of a list)."
+        ) from None
+    return (type(v), v)
+
+
+def _fname(f):
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+
+
+def _guard_label(spec, k):
+    if k == -1:
+        return "the shape of a value computed by an opaque primitive"
+    if k == -2:
+        return "an array or number read from the closure, the globals or the defaults"
+    return spec.prog.guards[k].label
+
+
+def _reason(e):
+    if isinstance(e, CannotCompile):
+        return str(e)
+    if isinstance(e, GuardFail):
+        return "a guard failed on the inputs it was traced with (internal error)"
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
+
+
+def _mismatch(res, ref):
+    a, ta = tree_flatten(res)
+    b, tb = tree_flatten(ref)
+    if ta != tb:
+        return f"an output of structure {ta!r} instead of {tb!r}"
+    for k, (x, y) in enumerate(zip(a, b)):
+        if not isinstance(y, (np.ndarray, np.generic, float, complex, int)):
+            continue
+        xa, ya = np.asarray(x), np.asarray(y)
+        if xa.shape != ya.shape or xa.dtype != ya.dtype:
+            return f"output {k} as {xa.dtype}{xa.shape} instead of {ya.dtype}{ya.shape}"
+        if xa.dtype.kind in "fc":
+            tol = 1e-9 if xa.dtype.itemsize >= 8 * (2 if xa.dtype.kind == "c" else 1) else 1e-4
+            scale = np.maximum(np.abs(ya), 1.0)
+            err = np.abs(xa - ya)
+            ok = (err <= tol * scale) | (np.isnan(xa) & np.isnan(ya)) | (xa == ya)
+            if not np.all(ok):
+                return f"output {k} off by {np.nanmax(err / scale):.3g} (relative)"
+        elif not np.array_equal(xa, ya):
+            return f"output {k} different"
+    return None
+
+
+def _externals(f, prog):
+    """The call-time checks of what ``f`` reads from outside (see ``_trace.externals``)."""
+    found = _trace.externals(f)
+    if not found:
+        return []
+    direct = set()
+    for node in prog.nodes:
+        for a in list(node.args) + list(node.kwargs.values()):
+            if isinstance(a, np.ndarray):
+                while a is not None:
+                    direct.add(id(a))
+                    a = a.base if isinstance(a.base, np.ndarray) else None
+    checks = []
+    seen = set()
+    for getter, obj in found:
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            if id(obj) in direct:
+                checks.append((getter, obj, "id", None))
+            else:
+                checks.append((getter, obj, "content", obj.copy()))
+        elif isinstance(obj, (bool, int, float, complex, np.generic)):
+            checks.append((getter, obj, "value", obj))
+    return checks
+
+
+def jit(f=None, *, static_argnums=(), static_argnames=(), max_specializations=8,
+        check=True):
+    """Compile ``f`` with Numba: trace it once per signature, then run the compiled code.
+
+    ``jit(f)(*args)`` returns what ``f(*args)`` returns.  The first call with a new
+    *signature* (the pytree structure of the arguments, the shapes and dtypes of their
+    arrays, the values of static arguments and of Python ``int``/``bool`` leaves) traces
+    ``f`` on diffsci's tape, generates code for the recorded primitives and compiles it;
+    later calls run the compiled code.  Transforms compose in both orders: inside,
+    ``jit(value_and_grad(loss))`` compiles the forward and the reverse pass as one program
+    (the rules of the backward sweep are recorded like any other computation), and
+    ``jit(jvp(...))`` the tangent pass; outside, ``grad(jit(f))``, ``jvp(jit(f), ...)`` and
+    ``hessian(jit(f))`` run ``f`` eagerly under their tracers.
+
+    Python control flow stays Python.  Every decision the trace took on a value (``if x >
+    0``, ``int(n)``, ``x.item()``, ``np.floor``, a loop that stops when a term is small) is a
+    *guard*, re-checked by every call where it was taken; when one comes out differently,
+    ``f`` is traced again and a second specialization is cached (at most
+    ``max_specializations`` per signature; then the new outcomes run eagerly, with one
+    :class:`JitWarning` naming the guard).  What cannot be compiled (in-place writes,
+    ``custom_vjp`` records, a dtype Numba lacks) runs eagerly, with one warning saying why;
+    primitives without a code-generation rule are called from the compiled program as plain
+    NumPy ("opaque").  Arrays and numbers read from closures and globals are read at call
+    time (an array changed in place is seen; one rebound, or changed when only plain NumPy
+    code inside ``f`` used it, makes ``f`` re-trace).
+
+    Args:
+        f: the function (of arrays, numbers and pytrees of them).
+        static_argnums: positions of arguments that key the cache by value (hashable)
+            instead of being traced.
+        static_argnames: the same for keyword arguments.
+        max_specializations: bound of the cache per signature (guards that keep failing).
+        check: on each new specialization, compare the compiled result with the traced
+            (eager) one and fall back to eager mode on a mismatch.
+
+    Returns:
+        A :class:`JitFunction` (call it like ``f``).
+
+    Raises:
+        TypeError: ``f`` is not callable, static_argnums are not ints, or a static argument
+            is not hashable.
+
+    Example:
+        >>> import diffsci as ds, numpy as np
+        >>> vg = ds.jit(ds.value_and_grad(lambda x: np.sum(np.sin(x) ** 2)))
+        >>> v, g = vg(np.array([0.5, 1.0]))
+        >>> bool(np.allclose(g, 2 * np.sin([0.5, 1.0]) * np.cos([0.5, 1.0])))
+        True
+    """
+    if f is None:
+        return lambda g: jit(g, static_argnums=static_argnums, static_argnames=static_argnames,
+                             max_specializations=max_specializations, check=check)
+    if not callable(f):
+        raise TypeError(f"jit: expected a function, got {type(f).__name__} {f!r:.60}")
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    for k in static_argnums:
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            raise TypeError(f"jit: static_argnums must hold non-negative ints, got {k!r} in "
+                            f"{static_argnums!r}")
+    for n in static_argnames:
+        if not isinstance(n, str):
+            raise TypeError(f"jit: static_argnames must hold strings, got {n!r}")
+    if not isinstance(max_specializations, int) or max_specializations < 1:
+        raise ValueError(f"jit: max_specializations must be a positive int, got "
+                         f"{max_specializations!r}")
+    return JitFunction(f, tuple(static_argnums), tuple(static_argnames), max_specializations,
+                       check)

@@ -1,0 +1,527 @@
+"""From a traced :class:`~._trace.Program` to a callable: Numba segments and a Python driver.
+
+The program's records are walked in order (dead records, those no output or guard needs, are
+skipped).  Records with a rule go into the current *segment*, a Numba function; a record
+without one (opaque) or a guard without a compiled test ends the segment, and the *driver* (a
+small generated Python function) calls the primitive's plain function there, then the next
+segment.  The segments' source is written to a file named by its hash under the cache folder,
+so that Numba's ``cache=True`` keeps the machine code across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import _codegen as cg
+from ._codegen import GuardFail, Opaque, dtype_of, shape_of
+from ._trace import Ref
+
+
+
+def cache_dir():
+    d = os.environ.get("DIFFSCI_JIT_CACHE")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        d = os.path.join(base, "diffsci", "jit")
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError:
+        d = tempfile.mkdtemp(prefix="diffsci-jit-")
+    return d
+
+
+class _Segment:
+    def __init__(self, k):
+        self.k = k
+        self.lines = []
+        self.inputs = []  # names read, defined outside
+        self.outputs = []  # names defined here, read later
+        self.defined = set()
+
+
+class Compiled:
+    """What compiling a program gives: the driver, its statistics and its source."""
+
+    def __init__(self, driver, source, driver_source, n_segments, n_opaque, opaque_names):
+        self.driver = driver
+        self.source = source
+        self.driver_source = driver_source
+        self.n_segments = n_segments
+        self.n_opaque = n_opaque
+        self.opaque_names = opaque_names
+
+
+class _Ctx:
+    """The emitter the rules write through (see ``_codegen``)."""
+
+    def __init__(self, prog):
+        self.prog = prog
+        self.values = prog.values
+        self.consts = []  # driver-level constant objects, by name c<k>
+        self.const_ids = {}
+        self.where = {}  # name -> segment number or "d" (driver)
+        self.seg = None
+        self.segments = []
+        self.node_dtype = None
+        self.tmp = 0
+        self.layout_c = {}
+
+    # -- values -----------------------------------------------------------------
+    def value(self, a):
+        return self.values[a.idx] if isinstance(a, Ref) else a
+
+    def shape(self, a):
+        return shape_of(self.value(a))
+
+    def fresh(self):
+        self.tmp += 1
+        return f"t{self.tmp}"
+
+    def emit(self, line, indent=1):
+        self.seg.lines.append("    " * indent + line)
+
+    def use(self, name):
+        """Record that the current segment reads ``name``."""
+        w = self.where.get(name)
+        if w is None or w == self.seg.k:
+            return name
+        if name not in self.seg.inputs:
+            self.seg.inputs.append(name)
+        if w != "d":
+            src = self.segments[w]
+            if name not in src.outputs:
+                src.outputs.append(name)
+        return name
+
+    def ref(self, r):
+        return self.use(f"v{r.idx}")
+
+    def arg(self, node, k):
+        a = node.args[k]
+        if isinstance(a, Ref):
+            return self.ref(a)
+        return self.const(a, self.node_dtype)
+
+    def contig(self, node, k):
+        e = self.arg(node, k)
+        a = node.args[k]
+        if isinstance(a, Ref) and self.layout_c.get(a.idx):
+            return e
+        return f"np.ascontiguousarray({e})"
+
+    def const(self, v, weak=None):
+        if cg.is_scalar_const(v):
+            return cg.scalar_literal(v, weak)
+        if isinstance(v, np.ndarray):
+            return self.const_array(v)
+        raise Opaque(f"constant of type {type(v).__name__}")
+
+    def const_array(self, v):
+        name = self.const_ids.get(id(v))
+        if name is None:
+            name = f"c{len(self.consts)}"
+            self.consts.append(v)
+            self.const_ids[id(v)] = name
+            self.where[name] = "d"
+        return self.use(name) if self.seg is not None else name
+
+    # -- segments -----------------------------------------------------------------
+    def open_segment(self):
+        self.seg = _Segment(len(self.segments))
+        self.segments.append(self.seg)
+
+    def mark(self):
+        return (len(self.seg.lines), dict(self.where), list(self.seg.inputs),
+                [list(s.outputs) for s in self.segments], self.tmp, len(self.consts),
+                dict(self.const_ids))
+
+    def undo(self, mark):
+        (n_lines, where, seg_in, outs, tmp, n_consts, cids) = mark
+        del self.seg.lines[n_lines:]
+        self.where, self.seg.inputs, self.tmp = where, seg_in, tmp
+        for s, o in zip(self.segments, outs):
+            s.outputs = o
+        del self.consts[n_consts:]
+        self.const_ids = cids
+
+
+class _Group:
+    """Elementwise records of one output shape, fused into one loop nest (or, for shape
+    ``()``, scalar statements)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.members = []  # (node, scalar rule)
+        self.ids = set()
+
+
+def _flush_group(ctx, grp, uses):
+    """Emit ``grp``: arrays for the members used outside it, one loop nest over its shape."""
+    if grp is None or not grp.members:
+        return
+    inner = {}
+    for node, _ in grp.members:
+        for a in node.args:
+            if isinstance(a, Ref) and a.idx in grp.ids:
+                inner[a.idx] = inner.get(a.idx, 0) + 1
+    shape = grp.shape
+    d = len(shape)
+    out_of_group = [n for n, _ in grp.members if uses.get(n.idx, 0) > inner.get(n.idx, 0)]
+    if d == 0:
+        for node, srule in grp.members:
+            ops = [ctx.arg(node, k) if not (isinstance(a, Ref) and a.idx in grp.ids)
+                   else f"v{a.idx}" for k, a in enumerate(node.args)]
+            ctx.node_dtype = dtype_of(node.value)
+            ctx.emit(f"v{node.idx} = {_cast(srule(node, ops), node.value)}")
+            ctx.where[f"v{node.idx}"] = ctx.seg.k
+        return
+    for node in out_of_group:
+        ctx.emit(f"v{node.idx} = np.empty({shape!r}, {cg.dtype_name(dtype_of(node.value))})")
+        ctx.where[f"v{node.idx}"] = ctx.seg.k
+        ctx.layout_c[node.idx] = True
+    ix = ", ".join(f"i{j}" for j in range(d))
+    body = []
+    loads = {}
+
+    def operand(node, k):
+        a = node.args[k]
+        if isinstance(a, Ref) and a.idx in grp.ids:
+            return f"s{a.idx}"
+        v = ctx.value(a)
+        sh = shape_of(v)
+        if sh == ():
+            return ctx.arg(node, k)
+        key = a.idx if isinstance(a, Ref) else ("c", id(a))
+        name = loads.get(key)
+        if name is None:
+            base = ctx.arg(node, k)
+            off = d - len(sh)
+            idx = ", ".join("0" if (n == 1 and shape[off + j] != 1) else f"i{off + j}"
+                            for j, n in enumerate(sh))
+            name = f"l{len(loads)}"
+            loads[key] = name
+            body.append(f"{name} = {base}[{idx}]")
+        return name
+
+    for node, srule in grp.members:
+        ctx.node_dtype = dtype_of(node.value)
+        ops = [operand(node, k) for k in range(len(node.args))]
+        body.append(f"s{node.idx} = {srule(node, ops)}")
+        if node in out_of_group:
+            body.append(f"v{node.idx}[{ix}] = s{node.idx}")
+    for j in range(d):
+        ctx.emit(f"for i{j} in range({shape[j]}):", 1 + j)
+    for line in body:
+        ctx.emit(line, 1 + d)
+
+
+def _live(prog):
+    live = set()
+    for o in prog.outputs:
+        if isinstance(o, Ref):
+            live.add(o.idx)
+    for g in prog.guards:
+        live.update(a.idx for a in g.args if isinstance(a, Ref))
+    for node in reversed(prog.nodes):
+        if node.idx in live:
+            live.update(a.idx for a in node.args if isinstance(a, Ref))
+    return live
+
+
+def _uses(prog, live):
+    uses = {}
+    for node in prog.nodes:
+        if node.idx in live:
+            for a in node.args:
+                if isinstance(a, Ref):
+                    uses[a.idx] = uses.get(a.idx, 0) + 1
+    for g in prog.guards:
+        for a in g.args:
+            if isinstance(a, Ref):
+                uses[a.idx] = uses.get(a.idx, 0) + 2
+    for o in prog.outputs:
+        if isinstance(o, Ref):
+            uses[o.idx] = uses.get(o.idx, 0) + 2
+    return uses
+
+
+def _depends(refs, grp):
+    return grp is not None and any(isinstance(a, Ref) and a.idx in grp.ids for a in refs)
+
+
+def compile_program(prog, name="f"):
+    """Generate, write and load the code of ``prog``; returns a :class:`Compiled`."""
+    ctx = _Ctx(prog)
+    live = _live(prog)
+    uses = _uses(prog, live)
+    inputs = [f"v{i}" for i in range(prog.n_inputs)]
+    for n in inputs:
+        ctx.where[n] = "d"
+    driver = []  # driver lines (Python) and segments
+    dglobals = {"GuardFail": GuardFail, "np": np}
+    opaque_names = []
+    ctx.open_segment()
+    guards = sorted(enumerate(prog.guards), key=lambda kg: kg[1].pos)
+    gi = 0
+    items = []
+    for node in prog.nodes:
+        while gi < len(guards) and guards[gi][1].pos <= node.idx:
+            items.append(("g",) + guards[gi])
+            gi += 1
+        if node.idx in live:
+            items.append(("n", node))
+    items.extend(("g",) + kg for kg in guards[gi:])
+    grp = None
+
+    def close_segment():
+        seg = ctx.seg
+        if seg.lines:
+            driver.append(("seg", seg))
+        ctx.open_segment()
+
+    for item in items:
+        if item[0] == "g":
+            _, k, g = item
+            if _depends(g.args, grp):
+                _flush_group(ctx, grp, uses)
+                grp = None
+            try:
+                cg.guard_source(_Probe(ctx), g, k)
+                ctx.emit(cg.guard_source(ctx, g, k))
+            except Opaque:
+                _flush_group(ctx, grp, uses)
+                grp = None
+                close_segment()
+                args = []
+                for a in g.args:
+                    if isinstance(a, Ref):
+                        args.append(_driver_ref(ctx, a))
+                    else:
+                        args.append(_driver_const(ctx, dglobals, a))
+                dglobals[f"_g{k}"] = g.fun
+                dglobals[f"_o{k}"] = g.observed
+                kw = "".join(f", {key}=_gk{k}[{key!r}]" for key in g.kwargs)
+                dglobals[f"_gk{k}"] = g.kwargs
+                driver.append(("py", f"if not _same(_g{k}({', '.join(args)}{kw}), _o{k}): "
+                                     f"raise GuardFail({k})"))
+            continue
+        node = item[1]
+        v = node.value
+        srule = cg.SCALAR_RULES.get(node.fun)
+        if srule is not None and _scalar_ok(ctx, node, srule):
+            sh = shape_of(v)
+            if grp is None or grp.shape != sh:
+                _flush_group(ctx, grp, uses)
+                grp = _Group(sh)
+            grp.members.append((node, srule))
+            grp.ids.add(node.idx)
+            continue
+        gen = cg._RULES.get(node.fun)
+        vname = f"v{node.idx}"
+        if gen is not None:
+            if _depends(node.args, grp):
+                _flush_group(ctx, grp, uses)
+                grp = None
+            mark = ctx.mark()
+            ctx.node_dtype = dtype_of(v)
+            try:
+                expr, _elem = gen(ctx, node)
+            except Opaque:
+                ctx.undo(mark)
+            else:
+                ctx.emit(f"{vname} = {_cast(expr, v)}")
+                ctx.where[vname] = ctx.seg.k
+                ctx.layout_c[node.idx] = node.fun in (np.matmul, np.dot, np.sum, np.prod,
+                                                      np.mean, cg._w._concatenate,
+                                                      cg._w._stack, cg._w._scatter_add)
+                continue
+        # opaque: the driver calls the primitive's plain function
+        _flush_group(ctx, grp, uses)
+        grp = None
+        close_segment()
+        opaque_names.append(node.prim.__name__)
+        args = []
+        for a in node.args:
+            if isinstance(a, Ref):
+                args.append(_driver_ref(ctx, a))
+            else:
+                args.append(_driver_const(ctx, dglobals, a))
+        dglobals[f"_f{node.idx}"] = node.fun
+        dglobals[f"_k{node.idx}"] = node.kwargs
+        kw = f", **_k{node.idx}" if node.kwargs else ""
+        driver.append(("py", f"{vname} = _f{node.idx}({', '.join(args)}{kw})"))
+        if shape_of(v) == ():
+            dglobals[f"_t{node.idx}"] = np.dtype(dtype_of(v)).type
+            driver.append(("py", f"{vname} = _scalar({vname}, _t{node.idx})"))
+        else:
+            dglobals[f"_s{node.idx}"] = (shape_of(v), np.dtype(dtype_of(v)))
+            driver.append(("py", f"if not _fits({vname}, _s{node.idx}): raise GuardFail(-1)"))
+        ctx.where[vname] = "d"
+    _flush_group(ctx, grp, uses)
+    outs = []
+    for k, o in enumerate(prog.outputs):
+        if isinstance(o, Ref):
+            outs.append(_driver_ref(ctx, o))
+        else:
+            dglobals[f"_out{k}"] = o
+            outs.append(f"_copy(_out{k})")
+    seg = ctx.seg
+    if seg.lines:
+        driver.append(("seg", seg))
+    # the module of segments
+    src = [cg.PRELUDE]
+    for kind, s in driver:
+        if kind != "seg":
+            continue
+        params = ", ".join(s.inputs)
+        rets = ", ".join(s.outputs)
+        src.append(f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
+                   f"def seg{s.k}({params}):\n" + "\n".join(s.lines)
+                   + f"\n    return ({rets}{',' if len(s.outputs) == 1 else ''})\n")
+    source = "".join(src)
+    mod = _load(source, name)
+    dlines = [f"def driver({', '.join(inputs)}):"]
+    for i in range(prog.n_inputs):
+        v = prog.input_values[i]
+        if shape_of(v) == ():
+            dglobals[f"_t{i}"] = np.dtype(dtype_of(v)).type
+            dlines.append(f"    v{i} = _scalar(v{i}, _t{i})")
+    for k, c in enumerate(ctx.consts):
+        dglobals[f"c{k}"] = c
+    for kind, s in driver:
+        if kind == "py":
+            dlines.append("    " + s)
+        else:
+            dglobals[f"seg{s.k}"] = getattr(mod, f"seg{s.k}")
+            lhs = ", ".join(s.outputs) + ("," if len(s.outputs) == 1 else "")
+            call = f"seg{s.k}({', '.join(s.inputs)})"
+            dlines.append(f"    {lhs} = {call}" if s.outputs else f"    {call}")
+    dlines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    dsrc = "\n".join(dlines) + "\n"
+    dglobals.update(_scalar=_scalar, _fits=_fits, _same=_same, _copy=_copy)
+    exec(compile(dsrc, f"<diffsci.jit driver of {name}>", "exec"), dglobals)  # noqa: S102
+    n_seg = sum(1 for kind, _ in driver if kind == "seg")
+    return Compiled(dglobals["driver"], source, dsrc, n_seg, len(opaque_names), opaque_names)
+
+
+def _scalar_ok(ctx, node, srule):
+    """Whether ``node`` can go into a fused loop (operands broadcast, constants literal)."""
+    for a in node.args:
+        if isinstance(a, Ref):
+            continue
+        if a is None and node.fun is cg._w._clip:
+            continue
+        if not (cg.is_scalar_const(a) or isinstance(a, np.ndarray)):
+            return False
+        if isinstance(a, np.ndarray) and a.dtype.kind not in "fciub":
+            return False
+    if node.fun is np.broadcast_to or node.fun is cg._w._astype:
+        return True
+    if node.kwargs:
+        return False
+    try:
+        srule(node, ["x"] * len(node.args))
+    except Opaque:
+        return False
+    try:
+        cg.dtype_name(dtype_of(node.value))
+    except Opaque:
+        return False
+    return True
+
+
+class _Probe:
+    """A context that only checks whether a guard has a compiled form."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def shape(self, a):
+        return self.ctx.shape(a)
+
+    def value(self, a):
+        return self.ctx.value(a)
+
+    def ref(self, r):
+        return f"v{r.idx}"
+
+    def const_array(self, v):
+        return "c"
+
+
+def _driver_ref(ctx, a):
+    """Name of record ``a`` in the driver (an output of the segment that made it)."""
+    name = f"v{a.idx}"
+    w = ctx.where.get(name)
+    if w not in (None, "d"):
+        s = ctx.segments[w]
+        if name not in s.outputs:
+            s.outputs.append(name)
+    return name
+
+
+def _driver_const(ctx, dglobals, a):
+    name = f"_c{len(dglobals)}"
+    dglobals[name] = a
+    return name
+
+
+def _cast(expr, v):
+    """``expr`` as the traced dtype for scalars of a dtype Numba would not keep."""
+    dt = np.dtype(dtype_of(v))
+    if shape_of(v) == () and dt.kind in "fc" and dt not in (np.float64, np.complex128):
+        return f"{cg.dtype_name(dt)}({expr})"
+    return expr
+
+
+def _scalar(v, t):
+    if type(v) is np.ndarray:
+        v = v[()]
+    return t(v)
+
+
+def _fits(v, spec):
+    return type(v) is np.ndarray and v.shape == spec[0] and v.dtype == spec[1]
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _copy(v):
+    return v.copy() if isinstance(v, np.ndarray) else v
+
+
+_loaded = {}
+
+
+def _load(source, name):
+    digest = hashlib.sha1(source.encode()).hexdigest()[:20]
+    mod = _loaded.get(digest)
+    if mod is not None:
+        return mod
+    path = Path(cache_dir()) / f"jit_{digest}.py"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    modname = f"diffsci_jit_{digest}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    spec.loader.exec_module(mod)
+    _loaded[digest] = mod
+    return mod
