@@ -7,6 +7,15 @@ Programming System to Bridge Machine Learning and Scientific Computing"
 >>> import diffsci as ds
 >>> ds.grad(lambda x: x ** 3)(2.0)
 12.0
+
+Callback arguments follow one rule across the packages: where SciPy has the same function, its
+order (``odeint``: ``func(y, t, *args)``, or ``func(t, y, *args)`` with ``tfirst=True``;
+``solve_ivp``: ``fun(t, y, *args)``; ``quad``, ``root``, ``minimize``, ``least_squares`` and
+``diffsci.optim.minimize``: ``fun(x, *args)``, with ``args`` the third positional argument);
+elsewhere, time first, then the state, then the parameters, as in ``solve_ivp``
+(``sde.SDE``'s ``drift(t, y, params)`` and ``diffusion(t, y, params)``). Optimisers step as
+``opt.update(grads, state, params)``; losses take the parameters first (``fit``:
+``loss(params, *args)``).
 """
 
 from . import extend, fft, nn, numpy, optim, scipy, testing

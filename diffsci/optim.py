@@ -160,6 +160,17 @@ class AbstractOptimizer(abc.ABC):
     def update(self, grads, state, params):
         """One step: returns ``(new_params, new_state)``."""
 
+    def _check_state(self, grads, state, state_type):
+        """Refuse arguments given in the wrong order or a state made by another optimiser."""
+        name = type(self).__name__
+        order = f"the arguments are {name}.update(grads, state, params)"
+        if isinstance(grads, (SGDState, AdamState)):
+            raise TypeError(f"{name}.update: grads is an optimiser state "
+                            f"({type(grads).__name__}); {order}")
+        if not isinstance(state, state_type):
+            raise TypeError(f"{name}.update: state must be the {state_type.__name__} that "
+                            f"{name}.init(params) returns, got {type(state).__name__}; {order}")
+
     def _leaves(self, grads, state_trees, params):
         """Flatten ``params`` and check that ``grads`` has the same structure."""
         p_leaves, td = tree_flatten(params)
@@ -260,7 +271,13 @@ class SGD(AbstractOptimizer):
         return SGDState(step=0, velocity=velocity)
 
     def update(self, grads, state, params):
-        """One SGD step; returns ``(new_params, new_state)``."""
+        """One SGD step; returns ``(new_params, new_state)``.
+
+        Raises:
+            TypeError: ``state`` is not the :class:`SGDState` of :meth:`init` (or the arguments
+                are out of order). ValueError: ``grads`` or the state do not match ``params``.
+        """
+        self._check_state(grads, state, SGDState)
         trees = [("velocity", state.velocity)] if self.momentum > 0 else []
         p_leaves, g_leaves, others, td = self._leaves(grads, trees, params)
         lr = _lr_at(self, state.step)
@@ -355,7 +372,13 @@ class Adam(AbstractOptimizer):
                          nu=tree_unflatten(td, [np.real(z) for z in zeros]))
 
     def update(self, grads, state, params):
-        """One Adam step; returns ``(new_params, new_state)``."""
+        """One Adam step; returns ``(new_params, new_state)``.
+
+        Raises:
+            TypeError: ``state`` is not the :class:`AdamState` of :meth:`init` (or the arguments
+                are out of order). ValueError: ``grads`` or the state do not match ``params``.
+        """
+        self._check_state(grads, state, AdamState)
         p_leaves, g_leaves, (m_leaves, v_leaves), td = self._leaves(
             grads, [("mu", state.mu), ("nu", state.nu)], params)
         lr = _lr_at(self, state.step)
@@ -492,7 +515,7 @@ def _is_pair(b):
             and all(v is None or isinstance(v, numbers.Real) for v in b))
 
 
-def minimize(fun, x0, method="L-BFGS-B", args=(), bounds=None, options=None, tol=None,
+def minimize(fun, x0, args=(), method="L-BFGS-B", bounds=None, options=None, tol=None,
              callback=None, constraints=()):
     """Minimise a scalar function of a pytree with :func:`scipy.optimize.minimize`.
 
@@ -500,18 +523,19 @@ def minimize(fun, x0, method="L-BFGS-B", args=(), bounds=None, options=None, tol
     so the optimiser gets exact gradients.  ``x0`` may be any pytree of real
     numbers and arrays (a dict, a dataclass model ...): it is flattened to one
     float64 vector for SciPy and each trial point is rebuilt with ``x0``'s
-    structure, in float64, before ``fun`` sees it.
+    structure, in float64, before ``fun`` sees it.  The arguments come in
+    SciPy's order, ``(fun, x0, args, method, ...)``.
 
     Args:
         fun: ``fun(x, *args) -> real scalar``.
         x0: the starting point, a pytree of real leaves (integer leaves are
             treated as floats).
+        args: extra positional arguments of ``fun`` (not differentiated), a tuple.
         method: any method of :func:`scipy.optimize.minimize`.  Gradient
             methods (``"L-BFGS-B"``, ``"BFGS"``, ``"CG"``, ``"SLSQP"``,
             ``"TNC"``, ``"trust-constr"`` ...) get the exact gradient;
             derivative-free ones (``"Nelder-Mead"``, ``"Powell"`` ...) only
             values.
-        args: extra positional arguments of ``fun`` (not differentiated).
         bounds: ``None``; a :class:`scipy.optimize.Bounds` or a sequence of
             ``(low, high)`` pairs over ``x_flat`` (SciPy's forms); or a
             ``(lower, upper)`` pair in which each side is a number or a pytree
@@ -536,6 +560,8 @@ def minimize(fun, x0, method="L-BFGS-B", args=(), bounds=None, options=None, tol
         TypeError: a leaf of ``x0`` is not a real number or array, or ``fun``
             does not return a real scalar.
         ValueError: ``bounds`` do not fit ``x0``.
+        TypeError: ``args`` is a string or ``method`` is not one (the order before SciPy's,
+            ``minimize(fun, x0, method, args)``, is refused with this message).
 
     Example:
         >>> res = minimize(lambda p: (p["a"] - 1.0) ** 2 + np.sum((p["b"] + 2.0) ** 2),
@@ -543,6 +569,11 @@ def minimize(fun, x0, method="L-BFGS-B", args=(), bounds=None, options=None, tol
         >>> round(float(res.x["a"]), 6), res.x["b"].round(6), res.success
         (1.0, array([-2., -2.]), True)
     """
+    if isinstance(args, str) or not (method is None or isinstance(method, str) or callable(method)):
+        raise TypeError(
+            f"minimize: args must be a tuple of extra arguments of fun and method a string; got "
+            f"args={args!r}, method={method!r}. The order is SciPy's, minimize(fun, x0, args=(), "
+            f"method='L-BFGS-B', ...): pass method by keyword")
     flat = _Flat(x0)
     vg = value_and_grad(fun)
     g_method = method is None or str(method).lower() in _GRADIENT_METHODS

@@ -429,8 +429,14 @@ class Scene:
     def __post_init__(self):
         if not isinstance(self.camera, Camera):
             raise TypeError(f"Scene.camera: expected a Camera, got {type(self.camera).__name__}")
-        object.__setattr__(self, "shapes", tuple(self.shapes))
-        object.__setattr__(self, "lights", tuple(self.lights))
+        for name, kinds in (("shapes", _SHAPES + _LIGHTS), ("lights", _LIGHTS + _SHAPES)):
+            value = getattr(self, name)
+            if isinstance(value, kinds) or not isinstance(value, (tuple, list)):
+                raise TypeError(
+                    f"Scene.{name}: expected a tuple (or list) of {name}, got "
+                    f"{'a single ' if isinstance(value, kinds) else ''}{type(value).__name__}; "
+                    f"write Scene(camera, (shape, ...), (light, ...))")
+            object.__setattr__(self, name, tuple(value))
         for k, s in enumerate(self.shapes):
             if not isinstance(s, _SHAPES):
                 raise TypeError(
