@@ -114,10 +114,26 @@ def _short(obj, limit=80):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _aligned(tree):
+    """``tree`` with every NumPy array leaf that is not aligned to its itemsize copied.
+
+    Dask deserialises arrays in place inside the received message, at any byte offset; NumPy
+    runs its SIMD loops (``tanh``, ``exp`` ... with other last bits than the scalar loops) only
+    on aligned arrays, so without this copy a shard's result would depend on where its bytes
+    landed (seen here: the same shard's gradient differed by 1 ulp between the worker and the
+    client). Arrays hidden inside non-pytree objects are not reached: pass them as pytrees.
+    """
+    leaves, td = tree_flatten(tree)
+    if not any(isinstance(x, np.ndarray) and not x.flags.aligned for x in leaves):
+        return tree
+    return tree_unflatten(td, [np.array(x) if isinstance(x, np.ndarray) and not x.flags.aligned
+                               else x for x in leaves])
+
+
 def _run_shard(fn, payload, shard, index, weight):
     """One shard: ``weight · fn(payload, shard)``; a failure becomes a ShardError naming it."""
     try:
-        out = fn(payload, shard)
+        out = fn(_aligned(payload), _aligned(shard))
         if weight is not None:
             leaves, tree = tree_flatten(out)
             out = tree_unflatten(tree, [weight * np.asarray(x) for x in leaves])

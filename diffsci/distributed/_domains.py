@@ -310,7 +310,8 @@ class sharded_loss:  # noqa: N801 - used like a function: ``loss = sharded_loss(
         self._remote = None
         self._fn = custom_vjp(self._value)
         self._fn.defvjp(self._fwd, self._bwd)
-        self._finalizer = weakref.finalize(self, _close_ctx, [None])
+        self._holder = [None]  # the embedded cluster's context, closed at exit if not before
+        self._finalizer = weakref.finalize(self, _close_ctx, self._holder)
 
     def _resolve(self):
         """(client or SERIAL, shards to send): the cluster and its scattered shards, once."""
@@ -325,12 +326,12 @@ class sharded_loss:  # noqa: N801 - used like a function: ``loss = sharded_loss(
             try:
                 self._client = distributed.default_client()
             except ValueError:
-                holder = self._finalizer.args[0]
+                holder = self._holder
                 self._ctx = cluster_client(None, len(self.shards))
                 holder[0] = self._ctx
                 self._client = self._ctx.__enter__()
         elif isinstance(arg, str):
-            holder = self._finalizer.args[0]
+            holder = self._holder
             self._ctx = cluster_client(arg)
             holder[0] = self._ctx
             self._client = self._ctx.__enter__()
@@ -369,7 +370,7 @@ class sharded_loss:  # noqa: N801 - used like a function: ``loss = sharded_loss(
         self._remote = None
         self._client = None
         ctx, self._ctx = self._ctx, None
-        self._finalizer.args[0][0] = None
+        self._holder[0] = None
         if ctx is not None:
             ctx.__exit__(None, None, None)
 
