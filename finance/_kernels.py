@@ -368,9 +368,26 @@ def gbm_samples_lr(seed, spot, strike, expiry, rate, dividend, vol, w, product, 
 
 #: The differentiated inputs of the tree Greeks kernel, in order: σ, T, r, q, K.
 N_TREE_THETA = 5
-#: Columns of :func:`tree_greeks`: V₋, V₀, V₊ (layer 0), their σ-derivatives, ∂V₀/∂θ (5),
-#: ∂²V₀/∂σ∂θ (5), and the log-step s = σ√Δt.
-N_TREE_OUT = 17
+#: Columns of :func:`tree_greeks`: price, delta, gamma, vega, theta, rho, dividend rho, dual
+#: delta, vanna, volga, veta, vera, vol-dividend, vol-strike (the order of ``TREE_GREEKS``).
+N_TREE_OUT = 14
+
+
+@njit(cache=True)
+def _tree_steps(expiry, rate, dividend, vol, n):
+    """The per-step scalars of the lattice, shared by the price and Greeks kernels (so both make
+    the same exercise decisions): ``(s, pu, pd, f, disc, g, p, u, d)`` with s = σ√Δt,
+    u = e^s = 1/d, g = e^{(r−q)Δt}, p = (g − d)/(u − d), disc = e^{−rΔt}, pu = disc p,
+    pd = disc − pu, f = e^{−qΔt}."""
+    dt = expiry / n
+    s = vol * math.sqrt(dt)
+    up = math.exp(s)
+    down = math.exp(-s)
+    g = math.exp((rate - dividend) * dt)
+    disc = math.exp(-rate * dt)
+    p = (g - down) / (up - down)
+    pu = disc * p
+    return s, pu, disc - pu, math.exp(-dividend * dt), disc, g, p, up, down
 
 
 @njit(cache=True)
@@ -384,13 +401,7 @@ def _tree_coefficients(expiry, rate, dividend, vol, n):
     """
     dt = expiry / n
     s_sig = math.sqrt(dt)
-    s = vol * s_sig
-    up = math.exp(s)
-    down = math.exp(-s)
-    g = math.exp((rate - dividend) * dt)
-    disc = math.exp(-rate * dt)
-    f = math.exp(-dividend * dt)
-    p = (g - down) / (up - down)
+    s, pu, pd, f, disc, g, p, up, down = _tree_steps(expiry, rate, dividend, vol, n)
     sh = 0.5 * (up - down)
     ch = 0.5 * (up + down)
     p_s = (1.0 - g * ch) / (2.0 * sh * sh)
@@ -412,8 +423,6 @@ def _tree_coefficients(expiry, rate, dividend, vol, n):
     disc_th[2] = -dt * disc
     f_th[1] = -dividend / n * f
     f_th[3] = -dt * f
-    pu = disc * p
-    pd = disc - pu
     ud = disc * p_s * s_sig
     pu_th = np.empty(N_TREE_THETA)
     pd_th = np.empty(N_TREE_THETA)
@@ -506,128 +515,95 @@ def _exercise_values(anchor, strike, s, w, n):
 
 
 @njit(cache=True)
-def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
-    """Price alone: the three layer-0 values ``(V₋, V₀, V₊)`` of the induction (TR1).
+def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e_grid, mask,
+                ex_lo, ex_hi, keep):
+    """The induction (TR1) from the last layer to layer 0; returns ``(V₋, V₀, V₊)``.
 
-    Two layer buffers; layer i reads the exercise values of its nodes as the stride-2 slice of
-    the grid starting at k = n − i.
+    Two layer buffers; layer i reads the exercise values of its nodes as one contiguous slice of
+    the parity rows of the grid (:func:`_parity_rows`). With ``keep``, exercise layer i stores
+    its decisions in ``mask[i (i + 5)/2 + j]`` and its first/last exercised node in
+    ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` on layers without exercise).
     """
-    dt = expiry / n
-    s = vol * math.sqrt(dt)
-    up = math.exp(s)
-    down = math.exp(-s)
-    p = (math.exp((rate - dividend) * dt) - down) / (up - down)
-    disc = math.exp(-rate * dt)
-    pu = disc * p
-    pd = disc * (1.0 - p)
     last = n - 1 if smooth else n
-    buf = np.empty((2, last + 3))
-    f = math.exp(-dividend * dt)
     gk = strike * disc
-    grid = _exercise_values(anchor, strike, s, w, n)
-    nxt = buf[last % 2, :last + 3]
+    terminal_exercise = not smooth or (american and last % every == 0)
+    e_rows = _parity_rows(e_grid, n)
+    vals = np.empty((2, last + 4))
+    nxt = vals[last % 2]
     for j in range(last + 3):
-        ex = grid[n - last + 2 * j]
+        k = 2 * j - last + n
         if smooth:
-            v = _bbs_node(anchor * math.exp(s * (2 * j - last - 2)) * f, gk, s, 2 * j - last - 2,
-                          w)[0]
-            nxt[j] = ex if american and last % every == 0 and ex > v else v
+            b = _bbs_node(anchor * math.exp(s * (k - n - 2)) * f, gk, s, k - n - 2, w)[0]
+            nxt[j] = e_grid[k] if terminal_exercise and e_grid[k] > b else b
         else:
-            nxt[j] = ex
+            nxt[j] = e_grid[k]
     for i in range(last - 1, -1, -1):
-        cur = buf[i % 2, :i + 3]
-        _tree_layer(nxt, cur, grid[n - i:n + i + 5:2], pu, pd, american and i % every == 0)
+        cur = vals[i % 2, :i + 3]
+        k0 = n - i
+        e = e_rows[k0 % 2, k0 // 2:k0 // 2 + i + 3]
+        allow = american and i % every == 0
+        if keep and allow:
+            off = i * (i + 5) // 2
+            ex_lo[i], ex_hi[i] = _tree_layer_mask(nxt, cur, e, pu, pd, mask[off:off + i + 3])
+        else:
+            _tree_layer(nxt, cur, e, pu, pd, allow)
+            if keep:
+                ex_lo[i] = i + 3
+                ex_hi[i] = -1
         nxt = cur
     return nxt[0], nxt[1], nxt[2]
 
 
 @njit(cache=True)
-def _tree_layer_tangent(nxt, cur, e, ge, pu, pd, ud, allow):
-    """One layer of (TR1) and its σ-tangent (TA2) on (value, tangent) rows."""
-    nv = nxt[0]
-    nt = nxt[1]
-    cv = cur[0]
-    ct = cur[1]
-    if allow:
-        for j in range(cv.size):
-            a = nv[j + 1]
-            b = nv[j]
-            c = pu * a + pd * b
-            cd = ud * (a - b) + pu * nt[j + 1] + pd * nt[j]
-            x = e[j] > c
-            cv[j] = e[j] if x else c
-            ct[j] = ge[j] if x else cd
-    else:
-        for j in range(cv.size):
-            a = nv[j + 1]
-            b = nv[j]
-            cv[j] = pu * a + pd * b
-            ct[j] = ud * (a - b) + pu * nt[j + 1] + pd * nt[j]
+def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """Price alone: the three layer-0 values ``(V₋, V₀, V₊)`` of the induction (TR1)."""
+    s, pu, pd, f, disc = _tree_steps(expiry, rate, dividend, vol, n)[:5]
+    none = np.empty(1, np.int64)
+    return _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth,
+                       _exercise_values(anchor, strike, s, w, n), np.empty(1, np.uint8), none,
+                       none, False)
 
 
-_REASSOC = {"reassoc", "contract"}  # lets the layer sums vectorise (order of additions only)
+@njit(cache=True)
+def _parity_rows(grid, n):
+    """The grid k = 0..2n+4 as two contiguous rows by the parity of k: ``rows[k % 2, k // 2]``.
 
-
-@njit(cache=True, fastmath=_REASSOC)
-def _tree_adjoint_layer(lam, big, vt, e, ind, gg, hh, pu, pd, s_sig, allow, mu, acc):
-    """One layer of the reverse sweep (TA3): split λ, Λ into continuation and exercise parts.
-
-    ``vt`` holds the (value, tangent) rows of the layer below from node ``lo`` on; writes the
-    continuation adjoints into ``mu[0, 1:]`` (λ) and ``mu[1, 1:]`` (Λ), ``mu[:, 0]`` and
-    ``mu[:, -1]`` zero, and adds the layer's terms to the eight sums ``acc``. The exercise
-    decision is recomputed from the stored values with the forward pass's arithmetic.
+    Layer i's nodes sit at k = n − i + 2j, i.e. at ``rows[(n − i) % 2, (n − i) // 2 + j]``: one
+    contiguous slice per layer (no stride-2 loads, so the layer loops vectorise).
     """
-    m0 = mu[0]
-    m1 = mu[1]
-    va = vt[0]
-    ta = vt[1]
-    size = lam.size
-    s1 = s2 = s3 = s4 = r1 = r2 = r3 = r4 = 0.0
-    if allow:
-        for j in range(size):
-            a = va[j + 1]
-            b = va[j]
-            x = e[j] > pu * a + pd * b
-            lj = lam[j]
-            bj = big[j]
-            mj = 0.0 if x else lj
-            mb = 0.0 if x else bj
-            nj = lj - mj
-            nb = bj - mb
-            s1 += mj * a
-            s2 += mj * b
-            r1 += mb * a + mj * ta[j + 1]
-            r2 += mb * b + mj * ta[j]
-            s3 += nj * gg[j]
-            s4 += nj * ind[j]
-            r3 += nb * gg[j] + nj * hh[j] * s_sig
-            r4 += nb * ind[j]
-            m0[j + 1] = mj
-            m1[j + 1] = mb
-    else:
-        for j in range(size):
-            a = va[j + 1]
-            b = va[j]
-            lj = lam[j]
-            bj = big[j]
-            s1 += lj * a
-            s2 += lj * b
-            r1 += bj * a + lj * ta[j + 1]
-            r2 += bj * b + lj * ta[j]
-            m0[j + 1] = lj
-            m1[j + 1] = bj
-    m0[0] = 0.0
-    m1[0] = 0.0
-    m0[size + 1] = 0.0
-    m1[size + 1] = 0.0
-    acc[0] += s1
-    acc[1] += s2
-    acc[2] += s3
-    acc[3] += s4
-    acc[4] += r1
-    acc[5] += r2
-    acc[6] += r3
-    acc[7] += r4
+    rows = np.zeros((2, n + 3))
+    for k in range(2 * n + 5):
+        rows[k % 2, k // 2] = grid[k]
+    return rows
+
+
+@njit(cache=True)
+def _tree_layer_mask(nxt, cur, e, pu, pd, mask):
+    """One layer of (TR1) keeping its exercise decisions: ``cur[j] = max(c_j, e[j])`` with
+    ``c_j = pu nxt[j+1] + pd nxt[j]``, ``mask[j] = e[j] > c_j`` (1 byte per node).
+
+    Returns the first and last exercised node, ``(size, −1)`` when none is.
+    """
+    size = cur.size
+    lo = size
+    hi = -1
+    for j in range(size):
+        c = pu * nxt[j + 1] + pd * nxt[j]
+        x = e[j] > c
+        cur[j] = e[j] if x else c
+        mask[j] = x
+        lo = min(lo, j if x else size)
+        hi = max(hi, j if x else -1)
+    return lo, hi
+
+
+@njit(cache=True)
+def _spread(src, dst, pu, pd):
+    """The transpose of (TR1) on continuation adjoints: node k of the next layer receives
+    ``pu`` from node k − 1 and ``pd`` from node k, ``dst[t] = pu src[t] + pd src[t + 1]``.
+    (Callers pass slices, so the loop index is known non-negative and the loop vectorises.)"""
+    for t in range(dst.size):
+        dst[t] = pu * src[t] + pd * src[t + 1]
 
 
 #: Adjoints below this (relative to the unit seed at layer 0) are set to zero: a node reached with
@@ -637,187 +613,169 @@ ADJOINT_FLOOR = 1e-200
 
 
 @njit(cache=True)
-def _tree_adjoint_spread(mu, lam_next, big_next, pu, pd, ud):
-    """λ, Λ of the next layer from the continuation adjoints (the transpose of TR1, TA2):
-    node k receives pu from node k − 1 and pd from node k; values below ADJOINT_FLOOR → 0."""
-    m0 = mu[0]
-    m1 = mu[1]
-    for k in range(lam_next.size):
-        x = pu * m0[k] + pd * m0[k + 1]
-        y = pu * m1[k] + ud * m0[k] + pd * m1[k + 1] - ud * m0[k + 1]
-        small = (abs(x) < ADJOINT_FLOOR) & (abs(y) < ADJOINT_FLOOR)
-        lam_next[k] = 0.0 if small else x
-        big_next[k] = 0.0 if small else y
+def _stop(g1, g2, lam, mu, j, i, phi, phi_t, phi_s, phi_st, a_t, b_t, a_st, b_st, ab_s):
+    """Add a stopping node's terms (TA4, TA5) to ``g1 = ∂V₀/∂θ``, ``g2 = ∂²V₀/∂σ∂θ``; return
+    its term of ``∂σ(V₊ − V₋)`` (TA6) before the seed correction.
+
+    ``lam``/``mu`` are the node's weights from V₀ and from V₊ − V₋; ``phi`` its value Φ,
+    ``phi_t`` ∂Φ/∂θ (5), ``phi_s`` ∂Φ/∂σ, ``phi_st`` ∂²Φ/∂σ∂θ (5); U = j − 1 up moves from the
+    root, D = i − U down moves; ``a_t``, ``b_t`` = ∂ln pu/∂θ, ∂ln pd/∂θ and ``a_st``, ``b_st``
+    their σ-derivatives; ``ab_s = a_σ − b_σ``.
+    """
+    u = j - 1.0
+    d = i - u
+    l_s = u * a_t[0] + d * b_t[0]
+    if lam != 0.0:
+        for t in range(N_TREE_THETA):
+            l_t = u * a_t[t] + d * b_t[t]
+            g1[t] += lam * (l_t * phi + phi_t[t])
+            g2[t] += lam * ((l_s * l_t + u * a_st[t] + d * b_st[t]) * phi + l_s * phi_t[t]
+                            + l_t * phi_s + phi_st[t])
+    return mu * ((j * ab_s + i * b_t[0]) * phi + phi_s)
 
 
 @njit(cache=True)
-def _tree_terminal(row, anchor, s, s_sig, f, gk, w, n, last, smooth, exercise, e_grid, gs_grid):
-    """The last layer's (value, σ-tangent): the payoff, or the one-step Black–Scholes value
-    (then max the exercise value when exercise is allowed there)."""
-    for j in range(last + 3):
-        k = 2 * j - last + n
-        if smooth:
-            m = k - n - 2
-            r = _bbs_node(anchor * math.exp(s * m) * f, gk, s, m, w)
-            if exercise and e_grid[k] > r[0]:
-                row[0, j] = e_grid[k]
-                row[1, j] = gs_grid[k]
-            else:
-                row[0, j] = r[0]
-                row[1, j] = r[1] * s_sig
-        else:
-            row[0, j] = e_grid[k]
-            row[1, j] = gs_grid[k]
+def _exercise_phi(phi_t, phi_st, gs, hs, ind, s_th, sd_th, s_sig, w):
+    """∂E/∂θ and ∂²E/∂σ∂θ of an exercise value E = max(w(S_ref e^{ms} − K), 0) from its
+    s-derivatives ``gs``, ``hs`` and indicator ``ind`` (:func:`_exercise_grid`)."""
+    for t in range(N_TREE_THETA):
+        phi_t[t] = gs * s_th[t]
+        phi_st[t] = hs * s_sig * s_th[t] + gs * sd_th[t]
+    phi_t[4] -= w * ind
 
 
 @njit(cache=True)
 def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
-                    vt, out):
-    """Layer-0 values, their σ-tangents and the gradients of V₀ and ∂V₀/∂σ (eqs. TA1–TA8).
+                    mask, out):
+    """Price and Greeks of one option: a value pass storing the exercise decisions, then one
+    sweep of the path weights from t = 0 to expiry (DERIVATIONS.md §TA, eqs. TA1–TA7).
 
-    The forward pass runs the induction and its σ-tangent (TA2), storing every layer's
-    (value, tangent) pairs in the caller-owned scratch ``vt`` (at least :func:`tree_nodes` rows
-    of 2 float64: ≈ 8 n² bytes, reused across calls so no fresh pages are touched); the reverse
-    pass propagates the adjoints λ (of V₀; also that of the tangent) and Λ (of ∂V₀/∂σ through the
-    values) from layer 0 to the last layer over the nodes they reach, recomputing each node's
-    exercise decision from the stored layer below (the same arithmetic, so the same decision),
-    and accumulates the sums of (TA3). Writes the :data:`N_TREE_OUT` columns into ``out``.
+    With the decisions fixed (they are locally constant, so this is the exact derivative of the
+    lattice price, as AD's), ``V₀ = Σ λ_ν Φ_ν`` over the stopping nodes ν (exercised, or on the
+    last layer), ``λ_ν = N_ν pu^U pd^D`` the discounted weight of the continuation paths from the
+    root. So ∂V₀/∂θ and ∂²V₀/∂σ∂θ are sums over the stopping nodes of λ times polynomials in
+    (U, D) and Φ's own derivatives (TA4, TA5): no value or tangent is stored, only one byte per
+    node, and the sweep propagates λ (and μ, the weights from V₊ − V₋, for vanna) with two
+    multiply–adds per node. ``mask`` is caller-owned scratch of :func:`tree_nodes` bytes.
+    Writes the :data:`N_TREE_OUT` columns into ``out``.
     """
     (s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th,
      disc_th) = _tree_coefficients(expiry, rate, dividend, vol, n)
     e_grid, i_grid, g_grid, h_grid = _exercise_grid(anchor, strike, s, w, n)
-    gs_grid = g_grid * s_sig
     last = n - 1 if smooth else n
     gk = strike * disc
     terminal_exercise = not smooth or (american and last % every == 0)
-    block = tree_block(last)
-    nck = (last - 1) // block + 1  # checkpoints at layers 0, B, 2B, … < last
     width = last + 3
-    seg0 = _ckpt_offset(nck, block)
-    pp0 = seg0 + block * width
-    # forward: values and σ-tangents in two rows, layers kB saved as checkpoints
-    nxt = vt[:, pp0:pp0 + width]
-    _tree_terminal(nxt, anchor, s, s_sig, f, gk, w, n, last, smooth, terminal_exercise, e_grid,
-                   gs_grid)
-    for i in range(last - 1, -1, -1):
-        row = pp0 + (last - i) % 2 * width
-        cur = vt[:, row:row + i + 3]
-        _tree_layer_tangent(nxt, cur, e_grid[n - i:n + i + 5:2], gs_grid[n - i:n + i + 5:2], pu,
-                            pd, ud, american and i % every == 0)
-        if i % block == 0:
-            o = _ckpt_offset(i // block, block)
-            vt[:, o:o + i + 3] = cur
-        nxt = cur
-    # reverse sweep, layer 0 → last; λ = ∂V₀/∂V (= ∂V̇₀/∂V̇), Λ = ∂V̇₀/∂V. Block by block, the
-    # layers i0 + 1 … i0 + B are recomputed from the next checkpoint into a cache-sized buffer.
-    lam = np.zeros((2, last + 4))
-    big = np.zeros((2, last + 4))
-    mu = np.zeros((2, last + 5))  # λ, Λ kept at the continuation nodes (one slot of padding)
-    lam[0, 1] = 1.0
-    acc = np.zeros(8)  # s1, s2, s3, s4, r1, r2, r3, r4 of (TA3)
-    lo, hi = 1, 1  # the nodes of the current layer with nonzero adjoints lie in [lo, hi]
-    done = False
-    for kb in range(nck):
-        i0 = kb * block
-        top = min(i0 + block, last)
-        r = seg0 + (top - i0 - 1) * width
-        if top == last:
-            _tree_terminal(vt[:, r:r + width], anchor, s, s_sig, f, gk, w, n, last, smooth,
-                           terminal_exercise, e_grid, gs_grid)
-        else:
-            o = _ckpt_offset(top // block, block)
-            b = min(top + 2, hi + top - i0)
-            vt[:, r + lo:r + b + 1] = vt[:, o + lo:o + b + 1]
-        # only the nodes the adjoints can reach: layer L ≤ top needs [lo, hi + L − i0] (the range
-        # moves up at most one node per layer and never down)
-        for i in range(top - 1, i0, -1):
-            r = seg0 + (i - i0 - 1) * width
-            b = min(i + 2, hi + i - i0)
-            _tree_layer_tangent(vt[:, r + width + lo:r + width + b + 2], vt[:, r + lo:r + b + 1],
-                                e_grid[n - i + 2 * lo:n - i + 2 * b + 1:2],
-                                gs_grid[n - i + 2 * lo:n - i + 2 * b + 1:2], pu, pd, ud,
-                                american and i % every == 0)
-        for i in range(i0, top):
-            o1 = seg0 + (i - i0) * width  # layer i + 1
-            base = n - i
-            _tree_adjoint_layer(lam[i % 2, lo:hi + 1], big[i % 2, lo:hi + 1],
-                                vt[:, o1 + lo:o1 + hi + 2],
-                                e_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                                i_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                                g_grid[base + 2 * lo:base + 2 * hi + 1:2],
-                                h_grid[base + 2 * lo:base + 2 * hi + 1:2], pu, pd, s_sig,
-                                american and i % every == 0, mu[:, lo:hi + 3], acc)
-            ln_ = lam[(i + 1) % 2]
-            bn = big[(i + 1) % 2]
-            _tree_adjoint_spread(mu[:, lo:hi + 3], ln_[lo:hi + 2], bn[lo:hi + 2], pu, pd, ud)
-            nlo, nhi = lo, hi + 1
-            while nlo <= nhi and ln_[nlo] == 0.0 and bn[nlo] == 0.0:
-                nlo += 1
-            while nhi >= nlo and ln_[nhi] == 0.0 and bn[nhi] == 0.0:
-                nhi -= 1
-            if nlo > nhi:  # every reachable node exercised: nothing reaches the later layers
-                lo, hi = 1, 0
-                done = True
-                break
-            lo, hi = nlo, nhi
-        if done:
-            break
-    s1, s2, s3, s4, r1, r2, r3, r4 = acc
-    lc = lam[last % 2]
-    bc = big[last % 2]
+    # ---- value pass (TR1), keeping the decisions of the exercise layers
+    ex_lo = np.empty(last, np.int64)
+    ex_hi = np.empty(last, np.int64)
+    v_lo, v_0, v_hi = _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every,
+                                  smooth, e_grid, mask, ex_lo, ex_hi, True)
+    # ---- coefficients of (TA4, TA5): ∂ln pu/∂θ, ∂ln pd/∂θ and their σ-derivatives
+    a_t = pu_th / pu
+    b_t = pd_th / pd
+    a_st = ud_th / pu - pu_th[0] * pu_th / (pu * pu)
+    b_st = -ud_th / pd - pd_th[0] * pd_th / (pd * pd)
+    ab_s = a_t[0] - b_t[0]
+    phi_t = np.zeros(N_TREE_THETA)
+    phi_st = np.zeros(N_TREE_THETA)
     g1 = np.zeros(N_TREE_THETA)
     g2 = np.zeros(N_TREE_THETA)
-    for j in range(lo, hi + 1):
-        lj = lc[j]
-        bj = bc[j]
-        k = 2 * j - last + n
-        m = k - n - 2
-        fwd = anchor * math.exp(s * m) * f
-        r = _bbs_node(fwd, gk, s, m, w) if smooth else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        if not smooth or (terminal_exercise and e_grid[k] > r[0]):
-            s3 += lj * g_grid[k]
-            s4 += lj * i_grid[k]
-            r3 += bj * g_grid[k] + lj * h_grid[k] * s_sig
-            r4 += bj * i_grid[k]
-        else:  # the Black–Scholes layer (TA7), through s, ln F = ln(S_ref e^{ms} f), ln(K disc)
-            b, b_s, d_f, d_g, b_ss, c_sf, c_sg = r
-            for t in range(N_TREE_THETA):
-                lnf_t = f_th[t] / f
-                lng_t = disc_th[t] / disc + (1.0 / strike if t == 4 else 0.0)
-                j1 = b_s * s_th[t] + d_f * fwd * lnf_t + d_g * gk * lng_t
-                j2 = (b_ss * s_th[t] + c_sf * lnf_t + c_sg * lng_t) * s_sig + b_s * sd_th[t]
-                g1[t] += lj * j1
-                g2[t] += bj * j1 + lj * j2
+    dmu = 0.0  # Σ over stopping nodes of μ (L_σ Φ + Φ_σ), L_σ counted from node 0 (TA6)
+    # ---- sweep of the weights λ (seed 1 at V₀) and μ (−1 at V₋, +1 at V₊), t = 0 → expiry;
+    # rows offset by one, entries outside [lo, hi] zero
+    lam = np.zeros((2, width + 2))
+    mu = np.zeros((2, width + 2))
+    lam[0, 2] = 1.0
+    mu[0, 1] = -1.0
+    mu[0, 3] = 1.0
+    lo, hi = 0, 2
+    for i in range(last):
+        la = lam[i % 2]
+        ma = mu[i % 2]
+        if american and i % every == 0:  # stopping nodes: exercised, reached (TA4–TA6)
+            off = i * (i + 5) // 2
+            k0 = n - i
+            for j in range(max(lo, ex_lo[i]), min(hi, ex_hi[i]) + 1):
+                if mask[off + j]:
+                    # (I = 0 happens: a Black–Scholes value rounded below 0 loses to E = 0)
+                    k = k0 + 2 * j
+                    _exercise_phi(phi_t, phi_st, g_grid[k], h_grid[k], i_grid[k], s_th, sd_th,
+                                  s_sig, w)
+                    dmu += _stop(g1, g2, la[j + 1], ma[j + 1], j, i, e_grid[k], phi_t,
+                                 g_grid[k] * s_sig, phi_st, a_t, b_t, a_st, b_st, ab_s)
+                    la[j + 1] = 0.0
+                    ma[j + 1] = 0.0
+        ln_ = lam[(i + 1) % 2]
+        mn = mu[(i + 1) % 2]
+        # rows offset by one: nodes lo − 1 … hi + 1 of layer i → nodes lo … hi + 1 of i + 1
+        _spread(la[lo:hi + 3], ln_[lo + 1:hi + 3], pu, pd)
+        _spread(ma[lo:hi + 3], mn[lo + 1:hi + 3], pu, pd)
+        hi += 1
+        while lo <= hi and abs(ln_[lo + 1]) < ADJOINT_FLOOR and abs(mn[lo + 1]) < ADJOINT_FLOOR:
+            ln_[lo + 1] = 0.0
+            mn[lo + 1] = 0.0
+            lo += 1
+        while hi >= lo and abs(ln_[hi + 1]) < ADJOINT_FLOOR and abs(mn[hi + 1]) < ADJOINT_FLOOR:
+            ln_[hi + 1] = 0.0
+            mn[hi + 1] = 0.0
+            hi -= 1
+        if lo > hi:  # every reachable node exercised: nothing reaches the later layers
+            break
+        ln_[lo] = 0.0
+        mn[lo] = 0.0
+        ln_[hi + 2] = 0.0
+        mn[hi + 2] = 0.0
+    # ---- the last layer: every reached node stops, at its payoff or Black–Scholes value (TA7)
+    if lo <= hi:
+        la = lam[last % 2]
+        ma = mu[last % 2]
+        for j in range(lo, hi + 1):
+            k = 2 * j - last + n
+            m = k - n - 2
+            fwd = anchor * math.exp(s * m) * f
+            r = _bbs_node(fwd, gk, s, m, w) if smooth else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            if not smooth or (terminal_exercise and e_grid[k] > r[0]):
+                phi = e_grid[k]
+                _exercise_phi(phi_t, phi_st, g_grid[k], h_grid[k], i_grid[k], s_th, sd_th,
+                              s_sig, w)
+                phi_s = g_grid[k] * s_sig
+            else:  # through s, ln F = ln(S_ref e^{ms} f) and ln G = ln(K disc)
+                b, b_s, d_f, d_g, b_ss, c_sf, c_sg = r
+                phi = b
+                for t in range(N_TREE_THETA):
+                    lnf_t = f_th[t] / f
+                    lng_t = disc_th[t] / disc + (1.0 / strike if t == 4 else 0.0)
+                    phi_t[t] = b_s * s_th[t] + d_f * fwd * lnf_t + d_g * gk * lng_t
+                    phi_st[t] = ((b_ss * s_th[t] + c_sf * lnf_t + c_sg * lng_t) * s_sig
+                                 + b_s * sd_th[t])
+                phi_s = b_s * s_sig
+            dmu += _stop(g1, g2, la[j + 1], ma[j + 1], j, last, phi, phi_t, phi_s, phi_st, a_t,
+                         b_t, a_st, b_st, ab_s)
+    # delta, gamma, vanna from the three layer-0 values: the quadratic interpolation in
+    # x = ln(S/S_ref) through x = −2s, 0, 2s (TR2), and its σ-derivative
+    v_x = (v_hi - v_lo) / (4.0 * s)
+    v_xx = (v_hi - 2.0 * v_0 + v_lo) / (4.0 * s * s)
+    d_span = dmu - 2.0 * ab_s * v_hi  # ∂(V₊ − V₋)/∂σ: the seed of V₊ sits at node 2 (TA6)
+    out[0] = v_0
+    out[1] = v_x / anchor
+    out[2] = (v_xx - v_x) / (anchor * anchor)
+    out[3] = g1[0]
+    out[4] = -g1[1]
+    out[5] = g1[2]
+    out[6] = g1[3]
+    out[7] = g1[4]
+    out[8] = (d_span / (4.0 * s) - v_x * s_sig / s) / anchor
     for t in range(N_TREE_THETA):
-        k_t = 1.0 if t == 4 else 0.0
-        out[6 + t] = s1 * pu_th[t] + s2 * pd_th[t] + s3 * s_th[t] - w * s4 * k_t + g1[t]
-        out[11 + t] = (r1 * pu_th[t] + r2 * pd_th[t] + (s1 - s2) * ud_th[t] + r3 * s_th[t]
-                       + s3 * sd_th[t] - w * r4 * k_t + g2[t])
-    for j in range(3):  # layer 0: checkpoint 0
-        out[j] = vt[0, j]
-        out[3 + j] = vt[1, j]
-    out[16] = s
-
-
-@njit(cache=True)
-def tree_block(last):
-    """Layers per block of the reverse sweep: a block of (value, tangent) rows is ≈ 256 KiB."""
-    return max(2, min(last, 16384 // (last + 3)))
-
-
-@njit(cache=True)
-def _ckpt_offset(k, block):
-    """First row of checkpoint k (layer kB, kB + 3 nodes) in the scratch."""
-    return block * k * (k - 1) // 2 + 3 * k
+        out[9 + t] = g2[t]
 
 
 @njit(cache=True)
 def tree_nodes(n, smooth):
-    """Rows of (value, tangent) scratch that :func:`tree_greeks_one` needs: the checkpoint
-    layers 0, B, 2B, …, one block of B layers and two layers (≈ n²/(2B) + (B + 2) n rows)."""
+    """Bytes of decision scratch that :func:`tree_greeks_one` needs: one per node of the layers
+    before the last (``last (last + 5) / 2``, ≈ n²/2)."""
     last = n - 1 if smooth else n
-    block = tree_block(last)
-    return _ckpt_offset((last - 1) // block + 1, block) + (block + 2) * (last + 3)
+    return max(1, last * (last + 5) // 2)
 
 
 @njit(cache=True)
@@ -849,7 +807,7 @@ def tree_prices(anchor, strike, expiry, rate, dividend, vol, w, american, n, eve
 @njit(cache=True)
 def tree_greeks_serial(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
                        vt):
-    """:func:`tree_greeks_one` over a flat batch, one thread, scratch ``vt[0]``."""
+    """:func:`tree_greeks_one` over a flat batch, one thread, decision scratch ``vt[0]``."""
     out = np.empty((anchor.size, N_TREE_OUT))
     for b in range(anchor.size):
         tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],

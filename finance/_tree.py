@@ -88,11 +88,12 @@ PARALLEL_MIN_NODES = 200_000
 _scratch = threading.local()
 
 
-def _workspace(chunks, nodes):
-    """Per-thread scratch rows for the Greeks kernel, reused across calls (no fresh pages)."""
+def _workspace(chunks, nbytes):
+    """Per-thread decision scratch (one byte per node) for the Greeks kernel, reused across calls
+    (no fresh pages)."""
     ws = getattr(_scratch, "ws", None)
-    if ws is None or ws.shape[0] < chunks or ws.shape[2] < nodes:
-        ws = np.empty((chunks, 2, nodes))
+    if ws is None or ws.shape[0] < chunks or ws.shape[1] < nbytes:
+        ws = np.empty((chunks, nbytes), np.uint8)
         _scratch.ws = ws
     return ws[:chunks]
 
@@ -206,19 +207,8 @@ def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fa
         out = _kernels.tree_greeks(*flat, *static, ws)
     else:
         out = _kernels.tree_greeks_serial(*flat, *static, _workspace(1, nodes))
-    s_spot = flat[0]
-    step = out[:, 16]
-    s_sig = np.sqrt(flat[2] / n)
-    v_x = (out[:, 2] - out[:, 0]) / (4.0 * step)
-    v_xx = (out[:, 2] - 2.0 * out[:, 1] + out[:, 0]) / (4.0 * step * step)
-    # ∂v_x/∂σ: the layer-0 tangents, and the 1/(4s) of the stencil (s = σ√Δt)
-    v_x_sig = (out[:, 5] - out[:, 3]) / (4.0 * step) - v_x * s_sig / step
-    res = {"price": out[:, 1], "delta": v_x / s_spot, "gamma": (v_xx - v_x) / s_spot**2,
-           "vega": out[:, 6], "theta": -out[:, 7], "rho": out[:, 8], "dividend_rho": out[:, 9],
-           "dual_delta": out[:, 10], "vanna": v_x_sig / s_spot, "volga": out[:, 11],
-           "veta": out[:, 12], "vera": out[:, 13], "vol_dividend": out[:, 14],
-           "vol_strike": out[:, 15]}
-    return {k: v.reshape(shape) for k, v in res.items()}
+    cols = np.ascontiguousarray(out.T)  # one contiguous row per Greek
+    return {k: cols[c].reshape(shape) for c, k in enumerate(TREE_GREEKS)}
 
 
 def _backward(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
