@@ -45,7 +45,13 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-base
 	-$(PIP) install -q -e '.[cuda]'
 	@touch $@
 
-demo: $(VENV)/.installed-base
+# The gallery's Dask example (examples/finance/06) runs an embedded LocalCluster: the
+# distributed extra is part of the demo install.
+$(VENV)/.installed-demo: pyproject.toml | $(VPY)
+	$(PIP) install -q -e '.[distributed]'
+	@touch $@
+
+demo: $(VENV)/.installed-demo
 	$(VPY) -m examples
 
 # The second pass re-runs every test marked `kernels` (they run Numba kernels) with Numba's
