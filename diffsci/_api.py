@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import numbers
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -217,7 +219,7 @@ def _strip(tree, traced):
 # ---------------------------------------------------------------------------
 # pullback (Zygote's J)
 # ---------------------------------------------------------------------------
-def pullback(f, *args, **kwargs):
+def pullback(f: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
     """Run ``f(*args)`` and return ``(y, back)``: the paper's J operator.
 
     ``back(ȳ)`` maps an output cotangent ``ȳ`` (same structure and shapes as
@@ -277,7 +279,8 @@ def _name(f):
 # ---------------------------------------------------------------------------
 # grad and value_and_grad
 # ---------------------------------------------------------------------------
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """Return a function computing ``(f(*args), gradient)``.
 
     Args:
@@ -351,7 +354,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return vg
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
     """Return a function computing the gradient of scalar-valued ``f``.
 
     See :func:`value_and_grad` for the arguments.  With ``has_aux=True`` the
@@ -377,7 +381,8 @@ def grad(f, argnums=0, has_aux=False):
 # ---------------------------------------------------------------------------
 # Jacobians
 # ---------------------------------------------------------------------------
-def jacobian(f, argnums=0, mode="rev", has_aux=False):
+def jacobian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, mode: str = "rev",
+             has_aux: bool = False) -> Callable[..., Any]:
     """Return a function computing the Jacobian of ``f``.
 
     For an output array of shape ``S`` and an input of shape ``T`` the
@@ -443,7 +448,8 @@ def jacobian(f, argnums=0, mode="rev", has_aux=False):
     return jac
 
 
-def jacrev(f, argnums=0, has_aux=False):
+def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """Reverse-mode Jacobian: ``jacobian(f, argnums, mode="rev")``."""
     return jacobian(f, argnums=argnums, mode="rev", has_aux=has_aux)
 
@@ -451,7 +457,7 @@ def jacrev(f, argnums=0, has_aux=False):
 # ---------------------------------------------------------------------------
 # Gradient control
 # ---------------------------------------------------------------------------
-def stop_gradient(x):
+def stop_gradient(x: Any) -> Any:
     """Return ``x`` (any pytree) with every trace removed: no gradient flows through it."""
     return tree_map(getval, x)
 
@@ -475,7 +481,7 @@ _hook.vjps[0] = _hook_vjp
 _hook.jvps[0] = lambda t, ans, x, fn=None: t  # hooks act on gradients, not on tangents
 
 
-def hook(f, x):
+def hook(f: Callable[[Any], Any], x: Any) -> Any:
     """Return ``x`` unchanged, arranging for ``f`` to be applied to its gradient.
 
     ``f`` receives the cotangent flowing back into ``x`` and returns the one to

@@ -36,7 +36,9 @@ import enum
 import functools
 import itertools
 import numbers
+from collections.abc import Callable
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +145,7 @@ def _name(f):
 # ---------------------------------------------------------------------------
 # checkpoint(f)
 # ---------------------------------------------------------------------------
-def checkpoint(f):
+def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     """Return ``f`` with its intermediates recomputed in the backward pass.
 
     The checkpointed function computes the same values as ``f``.  Under
@@ -377,7 +379,8 @@ class LoopStats:
         return min_advances(self.n, self.snapshots)
 
 
-def checkpointed_loop(step, carry, n, snapshots, args=(), *, return_stats=False):
+def checkpointed_loop(step: Callable[..., Any], carry: Any, n: int, snapshots: int,
+                      args: tuple[Any, ...] = (), *, return_stats: bool = False) -> Any:
     """Run ``carry = step(carry, *args)`` n times, differentiably, in O(snapshots) memory.
 
     Without tracers this is the plain loop.  Under differentiation (with

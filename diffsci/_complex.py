@@ -18,6 +18,9 @@ CR-Calculus", arXiv:0906.4835 (2009), eqs. (20)–(21) (the definitions) and
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ._api import pullback
@@ -32,7 +35,7 @@ def _complex_dtype(v):
     return np.result_type(np.asarray(v).dtype, np.complex64)
 
 
-def wirtinger(f, z, *, mode="fwd"):
+def wirtinger(f: Callable[..., Any], z: Any, *, mode: str = "fwd") -> tuple[Any, Any]:
     """Wirtinger derivatives ``(∂f/∂z, ∂f/∂z̄)`` of ``f`` at ``z``.
 
     Args:

@@ -34,6 +34,8 @@ Design notes (the README's "Layout"; diffsci/DERIVATIONS.md for the in-place rep
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -199,7 +201,8 @@ class Tracer:
     # Make ndarray binary operators defer to us (``ndarray * tracer``).
     __array_priority__ = 1000.0
 
-    def __init__(self, value, tape, idx, rules, parents, args, kwargs):
+    def __init__(self, value: Any, tape: Any, idx: int, rules: Any, parents: Any, args: Any,
+                 kwargs: Any) -> None:
         self._value = value
         self._tape = tape
         self._idx = idx
@@ -279,7 +282,7 @@ def getval(x):
 # ---------------------------------------------------------------------------
 # Primitives
 # ---------------------------------------------------------------------------
-def primitive(fun=None, *, name=None):
+def primitive(fun: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:
     """Wrap a plain function on arrays as a differentiable primitive.
 
     The wrapped function behaves exactly like ``fun`` on plain values; on
@@ -533,7 +536,8 @@ def primitive(fun=None, *, name=None):
     return wrapped
 
 
-def defvjp(prim, *rules, argnums=None):
+def defvjp(prim: Any, *rules: Callable[..., Any] | None,
+           argnums: Iterable[int] | None = None) -> Any:
     """Register vector-Jacobian rules for a primitive, one per positional argument.
 
     Each rule is ``rule(g, ans, *args, **kwargs) -> cotangent for that argument``
@@ -562,7 +566,8 @@ def defvjp_const(prim, rule, argnum=0):
     return prim
 
 
-def defjvp(prim, *rules, argnums=None):
+def defjvp(prim: Any, *rules: Callable[..., Any] | None,
+           argnums: Iterable[int] | None = None) -> Any:
     """Register Jacobian-vector rules: ``rule(t, ans, *args, **kwargs)`` per argument.
 
     Stored for forward mode; the rule maps the argument's tangent ``t`` to the

@@ -9,6 +9,8 @@ and then calls the user's ``bwd`` once.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -78,20 +80,20 @@ class custom_vjp:
       (non-pytree) argument raises instead of giving wrong derivatives.
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.fwd = None
+        self.fwd: Callable[..., Any] | None = None
         self.bwd = None
         self.jvp = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> custom_vjp:
         """Set the forward (``-> (out, residuals)``) and backward (``(res, g) -> cts``) rules."""
         self.fwd = fwd
         self.bwd = bwd
         return self
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
         """Optionally set a forward-mode rule ``jvp(primals, tangents) -> (out, tangent_out)``.
 
         Without one, forward mode differentiates ``bwd`` with respect to its

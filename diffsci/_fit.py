@@ -12,6 +12,8 @@ import math
 import numbers
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -23,8 +25,10 @@ from .optim import AbstractOptimizer, Adam, _first_nonfinite, _leaf_paths
 __all__ = ["fit"]
 
 
-def fit(loss, params, optimizer=None, steps=100, progress=True, callback=None, args=(),
-        has_aux=False):
+def fit(loss: Callable[..., Any], params: Any, optimizer: AbstractOptimizer | None = None,
+        steps: int = 100, progress: bool = True,
+        callback: Callable[[int, Any, float], Any] | None = None, args: tuple[Any, ...] = (),
+        has_aux: bool = False) -> tuple[Any, dict[str, Any]]:
     """Minimise ``loss(params, *args)`` with a first-order optimiser; return the fitted params.
 
     Each step evaluates the loss and its gradient with

@@ -10,6 +10,8 @@ they nest in any order: ``hessian`` is forward over reverse, ``jvp`` of
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +62,8 @@ def _out_tangent(o, trace):
     return o, None
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f: Callable[..., Any], primals: tuple[Any, ...] | list[Any],
+        tangents: tuple[Any, ...] | list[Any], has_aux: bool = False) -> tuple[Any, ...]:
     """Forward mode: ``(f(*primals), J·tangents)``.
 
     Args:
@@ -124,7 +127,8 @@ def _basis(leaves):
                 yield j, k, d, ts
 
 
-def jacfwd(f, argnums=0, has_aux=False):
+def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """Forward-mode Jacobian: one JVP per input element (cheap for few inputs).
 
     Same result layout as :func:`diffsci.jacobian`: an output of shape ``S``
@@ -186,7 +190,8 @@ def jacfwd(f, argnums=0, has_aux=False):
     return jac
 
 
-def hessian(f, argnums=0, mode="rev"):
+def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+            mode: str = "rev") -> Callable[..., Any]:
     """Hessian of scalar ``f``: the Jacobian of its gradient.
 
     Args:
@@ -214,7 +219,7 @@ def hessian(f, argnums=0, mode="rev"):
     return outer(grad(f, argnums=argnums), argnums=argnums)
 
 
-def hvp(f, x, v):
+def hvp(f: Callable[..., Any], x: Any, v: Any) -> Any:
     """Hessian-vector product H(x)·v of scalar ``f`` (one forward pass over the gradient).
 
     ``x`` and ``v`` may be pytrees of the same structure.
@@ -222,7 +227,7 @@ def hvp(f, x, v):
     return jvp(grad(f), (x,), (v,))[1]
 
 
-def forwarddiff(f):
+def forwarddiff(f: Callable[..., Any]) -> Callable[..., Any]:
     """Mixed mode (the paper's ``forwarddiff``): ``f`` runs normally; its pullback
     comes from a forward-mode Jacobian.
 
@@ -304,13 +309,13 @@ class custom_jvp:
     so ``grad`` of a ``custom_jvp`` function never looks inside ``f``.
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.jvp = None
-        self._rev = None
+        self.jvp: Callable[..., Any] | None = None
+        self._rev: Any = None
 
-    def defjvp(self, jvp_rule):
+    def defjvp(self, jvp_rule: Callable[..., Any]) -> Callable[..., Any]:
         """Set the rule ``jvp_rule(primals, tangents) -> (out, tangent_out)``."""
         self.jvp = jvp_rule
 

@@ -17,6 +17,11 @@ so it is differentiable in turn.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .typing import Array, ArrayLike
+
 import operator
 
 import numpy as np
@@ -118,7 +123,7 @@ def _scalar_if_0d(a):
 # ---------------------------------------------------------------------------
 # logsumexp
 # ---------------------------------------------------------------------------
-def logsumexp(x, axis=-1, keepdims=False):
+def logsumexp(x: ArrayLike, axis: int | None = -1, keepdims: bool = False) -> Array:
     """``log(sum(exp(x), axis))``, fused and numerically stable, differentiable.
 
     The maximum along ``axis`` is shifted out before exponentiating, so no
@@ -192,7 +197,7 @@ _logsumexp.defvjp(_logsumexp_fwd, _logsumexp_bwd)
 # ---------------------------------------------------------------------------
 # softmax
 # ---------------------------------------------------------------------------
-def softmax(x, axis=-1):
+def softmax(x: ArrayLike, axis: int | None = -1) -> Array:
     """``exp(x) / sum(exp(x), axis)``, fused and numerically stable, differentiable.
 
     Computed as ``exp(x - max) / sum(exp(x - max))``: the shifted division

@@ -10,6 +10,8 @@ being treated as leaves.  Other types can be registered with
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,8 @@ __all__ = [
 _registry = {}  # type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj)
 
 
-def register_pytree_node(cls, flatten, unflatten):
+def register_pytree_node(cls: type, flatten: Callable[[Any], tuple[Any, Any]],
+                         unflatten: Callable[[Any, Any], Any]) -> None:
     """Make ``cls`` a container.
 
     ``flatten(obj) -> (children, aux)`` and ``unflatten(aux, children) -> obj``.
@@ -143,7 +146,7 @@ def _flatten(x, leaves):
 _LEAF_DEF = TreeDef(_LEAF, None, ())
 
 
-def tree_flatten(tree):
+def tree_flatten(tree: Any) -> tuple[list[Any], TreeDef]:
     """Flatten a pytree: returns ``(leaves, treedef)``.
 
     >>> tree_flatten({"a": 1.0, "b": (2.0, None)})
@@ -174,7 +177,7 @@ def _unflatten(td, it):
     return _rebuild_dataclass(kind, td.aux, children)
 
 
-def tree_unflatten(treedef, leaves):
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     """Rebuild a pytree of structure ``treedef`` from ``leaves``."""
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
@@ -185,17 +188,17 @@ def tree_unflatten(treedef, leaves):
     return _unflatten(treedef, iter(leaves))
 
 
-def tree_leaves(tree):
+def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of a pytree, in flattening order."""
     return tree_flatten(tree)[0]
 
 
-def tree_structure(tree):
+def tree_structure(tree: Any) -> TreeDef:
     """The :class:`TreeDef` of a pytree."""
     return tree_flatten(tree)[1]
 
 
-def tree_map(f, tree, *rest):
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """Apply ``f`` leaf-wise to one or more pytrees of the same structure.
 
     >>> tree_map(lambda a, b: a + b, (1, [2]), (10, [20]))
