@@ -9,12 +9,16 @@ PIP := $(VPY) -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test bench gpu-check lint clean distclean
+.PHONY: help demo test docs docs-check bench gpu-check lint clean distclean
 
 help:
 	@echo "make demo       install into .venv and run the example gallery (writes gallery/index.html)"
 	@echo "make test       install with the test extra into .venv and run pytest (PYTEST_ARGS=...),"
 	@echo "                then the Numba-kernel tests again with bounds checks on"
+	@echo "make docs       install with the docs extra and build the site into build/docs (warnings"
+	@echo "                are errors; the guide's examples run); figures appear after make demo"
+	@echo "make docs-check open every page of build/docs and gallery/index.html in headless"
+	@echo "                Chromium: no broken link or image, no console error"
 	@echo "make bench      install, try the bench peers, run every benchmarks/bench_*.py"
 	@echo "make gpu-check  check CUDA kernels against CPU kernels (needs an NVIDIA GPU)"
 	@echo "make lint       ruff check"
@@ -39,6 +43,10 @@ $(VENV)/.installed-bench: $(VENV)/.installed-base
 	    print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["bench"]))'); do \
 	    $(PIP) install -q "$$peer" || echo "make bench: could not install $$peer; skipping it"; \
 	done
+	@touch $@
+
+$(VENV)/.installed-docs: pyproject.toml | $(VPY)
+	$(PIP) install -q -e '.[docs]'
 	@touch $@
 
 $(VENV)/.installed-cuda: $(VENV)/.installed-base
@@ -69,6 +77,17 @@ test: $(VENV)/.installed-test
 	cat $$log; kern=$$(cat $$log.rc); rm -rf $$cache $$log $$log.rc; \
 	echo "make test: main pass exit $$main, bounds-checked kernel pass exit $$kern"; \
 	[ $$main -eq 0 ] && { [ $$kern -eq 0 ] || [ $$kern -eq 5 ]; }
+
+# The site: Sphinx with warnings as errors, from a clean output folder (generated pages depend on
+# the code and on gallery/, which Sphinx does not track).
+docs: $(VENV)/.installed-docs
+	rm -rf build/docs
+	$(VPY) -m sphinx -b html -W --keep-going -q docs build/docs
+	@echo "make docs: open build/docs/index.html"
+
+# Needs Chromium and chromedriver (Debian: apt-get install -y chromium chromium-driver).
+docs-check: $(VENV)/.installed-docs
+	$(VPY) tools/check_site.py --site build/docs --gallery gallery
 
 bench: $(VENV)/.installed-bench
 	$(VPY) -m benchmarks
