@@ -361,8 +361,8 @@ def gbm_samples_lr(seed, spot, strike, expiry, rate, dividend, vol, w, product, 
 
 
 # ---------------------------------------------------------------------------------------------
-# American/Bermudan CRR tree: the price alone, and price + Greeks by a hand-written reverse sweep
-# of the backward induction and its σ-tangent (DERIVATIONS.md §TA). Lattice of ``_tree.py``: the
+# American/Bermudan CRR tree: the price alone, and price + Greeks from the exercise decisions and
+# one sweep of the path weights (DERIVATIONS.md §TA). Lattice of ``_tree.py``: the
 # tree is started two steps early (Pelsser & Vorst 1994), so layer i holds i + 3 nodes
 # S_ref u^m, m = 2j − i − 2, and node (i, j) sits at grid index k = m + n + 2 = 2j − i + n.
 
@@ -397,7 +397,7 @@ def _tree_coefficients(expiry, rate, dividend, vol, n):
     Returns ``(s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th, disc_th)``:
     s = σ√Δt, pu = e^{−rΔt} p, pd = e^{−rΔt}(1 − p), ud = ∂pu/∂σ (= −∂pd/∂σ), s_sig = ∂s/∂σ,
     f = e^{−qΔt}, disc = e^{−rΔt}; the ``*_th`` arrays hold ∂/∂θ of s, pu, pd, ud, s_sig, f and
-    disc (eqs. TA4–TA6).
+    disc (eqs. TC1–TC3).
     """
     dt = expiry / n
     s_sig = math.sqrt(dt)

@@ -3,8 +3,10 @@
 Plain inputs run the Numba kernel ``_kernels.tree_prices``; traced inputs run the same backward
 induction in NumPy over the lattice (a trailing axis of nodes), so diffsci differentiates the tree
 price itself to any order. :func:`tree_greeks` (and ``finance.greeks(finance.tree_price, ...)``)
-returns the price and 13 Greeks from the hand-written reverse sweep of the induction and of its
-σ-tangent in one kernel call (finance/DERIVATIONS.md §TA), equal to the AD values to rounding.
+returns the price and 13 Greeks from one kernel call: the induction keeping its exercise decisions
+(one byte per node), then one sweep of the path weights from t = 0 to expiry, in which every
+first- and σ-second-order derivative is a sum over the stopping nodes (finance/DERIVATIONS.md §TA);
+equal to the AD values to rounding, at about twice the cost of the price.
 
 Smoothness in the spot. A CRR lattice that scales with S gives a price piecewise *linear* in S
 (AD gamma zero almost everywhere, and missing the exercise boundary's contribution with the BBS
@@ -166,13 +168,16 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
 
 def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
                 american=True, n_steps=500, exercise_every=1, smooth=True):
-    """Price and Greeks of :func:`tree_price` from one forward and one reverse sweep (batched).
+    """Price and Greeks of :func:`tree_price` from one value pass and one weight sweep (batched).
 
     The values equal the AD derivatives of :func:`tree_price` (``ds.grad``, forward-over-reverse)
-    to rounding, at a few times the cost of the price: the forward pass runs the induction and its
-    σ-tangent, the reverse pass the adjoints of V₀ and of ∂V₀/∂σ through it, including the
-    early-exercise max (finance/DERIVATIONS.md §TA). Delta, gamma and vanna come from the three
-    layer-0 values of the extended lattice (§TR).
+    to rounding, at about twice the cost of the price: the value pass runs the induction and keeps
+    its exercise decisions (one byte per node); with the decisions fixed the price is a sum over
+    the stopping nodes of their path weights λ = N pu^U pd^D times their values, so one sweep of
+    λ from t = 0 to expiry gives every ∂V/∂θ and ∂²V/∂σ∂θ as sums over those nodes of λ times
+    polynomials in (U, D) (finance/DERIVATIONS.md §TA). Delta, gamma and vanna come from the
+    three layer-0 values of the extended lattice (§TR), vanna through a second weight, that of
+    V₊ − V₋.
 
     Args:
         spot, strike, expiry, rate, dividend, vol, is_call, american, n_steps, exercise_every,
@@ -193,7 +198,8 @@ def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fa
 
     References:
         Pelsser & Vorst (1994) (delta and gamma from the extended lattice); M. Giles,
-        P. Glasserman, "Smoking adjoints", Risk (2006) (the adjoint of a backward induction).
+        P. Glasserman, "Smoking adjoints", Risk (2006) (the adjoint of a backward induction:
+        its adjoints are the path weights λ).
     """
     who = "tree_greeks"
     (spot, strike, expiry, rate, dividend, vol), w, n, shape = _validate(
