@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.extend import is_tracer
+from diffsci.typing import Array, ArrayLike
 
 from ._model import to_float_array
 
@@ -24,7 +25,7 @@ def _check_finite(name, value):
                          f"at index {tuple(int(i) for i in bad[0])}")
 
 
-def mse(image, target, weights=None):
+def mse(image: ArrayLike, target: ArrayLike, weights: ArrayLike | None = None) -> Array:
     """Mean squared pixel error ``mean(weights · (image − target)²)``.
 
     Args:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._model import Material, Mesh, to_float_array
 
 __all__ = ["uv_sphere"]
 
 
-def uv_sphere(n: int, center=(0.0, 0.0, 0.0), radius: float = 1.0,
+def uv_sphere(n: int, center: ArrayLike = (0.0, 0.0, 0.0), radius: float = 1.0,
               material: Material | None = None) -> Mesh:
     """A closed UV-sphere triangle mesh with 4n(n − 1) outward-facing faces.
 

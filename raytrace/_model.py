@@ -4,6 +4,8 @@ Every class is a final, frozen dataclass and a diffsci pytree (no registration n
 of an image loss with respect to a :class:`Scene` is a ``Scene`` whose fields hold the cotangents.
 Integer and layout fields (image size, mesh faces) are not differentiated.
 
+Numeric fields are typed :data:`diffsci.typing.ArrayLike`: they accept numbers, (nested) sequences,
+arrays and traced values, and hold float arrays (or traced values) once built.
 ``__post_init__`` converts lists, tuples and Python numbers to float64 arrays (float32 arrays stay
 float32) and checks *shapes* only, so that traced values and gradients (which diffsci rebuilds
 without calling ``__init__``) pass through. A list or tuple holding traced scalars or vectors
@@ -29,12 +31,15 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import numpy as np
 
 import diffsci as ds
 from diffsci.extend import is_tracer
+from diffsci.typing import ArrayLike
 
 __all__ = [
     "Camera",
@@ -84,7 +89,7 @@ def _stack(value, dtype):
     return value if is_tracer(value) else np.asarray(value, dtype=dtype)
 
 
-def to_float_array(where: str, value, like=None):
+def to_float_array(where: str, value: ArrayLike, like: ArrayLike | None = None) -> Any:
     """A field's value as a float array, validated once where it enters the model.
 
     Args:
@@ -139,7 +144,8 @@ def to_float_array(where: str, value, like=None):
     return value
 
 
-def _as_float(obj, name: str, value, shape: tuple[int, ...], like=None):
+def _as_float(obj: Any, name: str, value: ArrayLike, shape: tuple[int, ...],
+              like: ArrayLike | None = None) -> None:
     """Convert field ``name`` with :func:`to_float_array` and check its shape."""
     where = f"{type(obj).__name__}.{name}"
     value = to_float_array(where, value, like)
@@ -165,7 +171,7 @@ class Texture:
         (2, 4, 3)
     """
 
-    image: object
+    image: ArrayLike
 
     def __post_init__(self):
         img = to_float_array("Texture.image", self.image)
@@ -195,11 +201,11 @@ class Material:
         Blinn (1977), eq. for the half-vector highlight (n·h)^p; Whitted (1980) eq. (1).
     """
 
-    diffuse: object = (0.8, 0.8, 0.8)
-    specular: object = (0.0, 0.0, 0.0)
-    exponent: object = 50.0
-    reflection: object = 0.0
-    ambient: object = (0.0, 0.0, 0.0)
+    diffuse: ArrayLike = (0.8, 0.8, 0.8)
+    specular: ArrayLike = (0.0, 0.0, 0.0)
+    exponent: ArrayLike = 50.0
+    reflection: ArrayLike = 0.0
+    ambient: ArrayLike = (0.0, 0.0, 0.0)
     texture: Texture | None = None
 
     def __post_init__(self):
@@ -230,8 +236,8 @@ class Sphere:
         array(1.)
     """
 
-    center: object
-    radius: object
+    center: ArrayLike
+    radius: ArrayLike
     material: Material | None = None
 
     def __post_init__(self):
@@ -252,11 +258,11 @@ class Plane:
         array([0., 1., 0.])
     """
 
-    point: object
-    normal: object
+    point: ArrayLike
+    normal: ArrayLike
     material: Material | None = None
-    u_axis: object = (1.0, 0.0, 0.0)
-    v_axis: object = (0.0, 0.0, 1.0)
+    u_axis: ArrayLike = (1.0, 0.0, 0.0)
+    v_axis: ArrayLike = (0.0, 0.0, 1.0)
 
     def __post_init__(self):
         for name in ("point", "normal", "u_axis", "v_axis"):
@@ -275,11 +281,11 @@ class Triangle:
         array([-0.5, -1. ,  0. ])
     """
 
-    v0: object
-    v1: object
-    v2: object
+    v0: ArrayLike
+    v1: ArrayLike
+    v2: ArrayLike
     material: Material | None = None
-    uv: object = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0))
+    uv: ArrayLike = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0))
 
     def __post_init__(self):
         for name in ("v0", "v1", "v2"):
@@ -305,10 +311,10 @@ class Mesh:
         array([[0, 1, 2]])
     """
 
-    vertices: object
-    faces: object = field(metadata={"static": True})
+    vertices: ArrayLike
+    faces: ArrayLike = field(metadata={"static": True})
     material: Material | None = None
-    uv: object = None
+    uv: ArrayLike | None = None
 
     def __post_init__(self):
         v = to_float_array("Mesh.vertices", self.vertices)
@@ -341,9 +347,9 @@ class PointLight:
         array([1., 1., 1.])
     """
 
-    position: object
-    intensity: object = 1.0
-    color: object = (1.0, 1.0, 1.0)
+    position: ArrayLike
+    intensity: ArrayLike = 1.0
+    color: ArrayLike = (1.0, 1.0, 1.0)
 
     def __post_init__(self):
         _as_float(self, "position", self.position, (3,))
@@ -360,9 +366,9 @@ class DirectionalLight:
         array(1.)
     """
 
-    direction: object
-    intensity: object = 1.0
-    color: object = (1.0, 1.0, 1.0)
+    direction: ArrayLike
+    intensity: ArrayLike = 1.0
+    color: ArrayLike = (1.0, 1.0, 1.0)
 
     def __post_init__(self):
         _as_float(self, "direction", self.direction, (3,))
@@ -388,10 +394,10 @@ class Camera:
         array(45.)
     """
 
-    eye: object
-    look_at: object = (0.0, 0.0, 0.0)
-    up: object = (0.0, 1.0, 0.0)
-    fov: object = 45.0
+    eye: ArrayLike
+    look_at: ArrayLike = (0.0, 0.0, 0.0)
+    up: ArrayLike = (0.0, 1.0, 0.0)
+    fov: ArrayLike = 45.0
     width: int = field(default=64, metadata={"static": True})
     height: int = field(default=64, metadata={"static": True})
 
@@ -408,6 +414,10 @@ Shape = Sphere | Plane | Triangle | Mesh
 Light = PointLight | DirectionalLight
 _SHAPES = (Sphere, Plane, Triangle, Mesh)
 _LIGHTS = (PointLight, DirectionalLight)
+#: What ``Scene.shapes`` holds.
+Shape: TypeAlias = Sphere | Plane | Triangle | Mesh
+#: What ``Scene.lights`` holds.
+Light: TypeAlias = PointLight | DirectionalLight
 
 
 @dataclass(frozen=True)
@@ -422,9 +432,9 @@ class Scene:
     """
 
     camera: Camera
-    shapes: tuple = ()
-    lights: tuple = ()
-    background: object = (0.0, 0.0, 0.0)
+    shapes: Sequence[Shape] = ()
+    lights: Sequence[Light] = ()
+    background: ArrayLike = (0.0, 0.0, 0.0)
 
     def __post_init__(self):
         if not isinstance(self.camera, Camera):

@@ -36,7 +36,7 @@ def _vertex_index(token: str, nverts: int, where: str) -> int:
     return i
 
 
-def load_obj(path, material: Material | None = None) -> Mesh:
+def load_obj(path: str | os.PathLike[str], material: Material | None = None) -> Mesh:
     """Read a triangle mesh from a Wavefront OBJ file.
 
     Args:
@@ -89,7 +89,7 @@ def load_obj(path, material: Material | None = None) -> Mesh:
     return Mesh(np.array(verts, dtype=np.float64), np.array(faces, dtype=np.int64), material)
 
 
-def save_obj(path, mesh: Mesh) -> None:
+def save_obj(path: str | os.PathLike[str], mesh: Mesh) -> None:
     """Write ``mesh``'s vertices and triangles as a Wavefront OBJ file (round-trips exactly).
 
     Example:

@@ -11,6 +11,14 @@ Example:
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
+from diffsci.typing import Array, ArrayLike
+
+if TYPE_CHECKING:
+    from ._model import Scene
+
 import numpy as np
 
 from ._ops import check_options, render_primitive
@@ -18,8 +26,8 @@ from ._ops import check_options, render_primitive
 __all__ = ["render", "save_png", "to_display"]
 
 
-def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: bool | float = False,
-           device: str = "cpu"):
+def render(scene: Scene, *, depth: int = 2, samples: int = 1, seed: int = 0,
+           edges: bool | float = False, device: str = "cpu") -> Array:
     """Render a scene by Whitted ray tracing; differentiable with respect to the whole scene.
 
     Primary rays through each pixel (``samples`` stratified jittered rays per pixel, a perfect
@@ -77,7 +85,7 @@ def render(scene, *, depth: int = 2, samples: int = 1, seed: int = 0, edges: boo
     return render_primitive(scene, depth, side, seed, device, density)
 
 
-def to_display(image, *, exposure: float = 1.0, gamma: float = 2.2) -> np.ndarray:
+def to_display(image: ArrayLike, *, exposure: float = 1.0, gamma: float = 2.2) -> np.ndarray:
     """Linear radiance → displayable RGB in [0, 1]: ``clip(exposure · image, 0, 1) ** (1/gamma)``.
 
     Example:
@@ -87,7 +95,8 @@ def to_display(image, *, exposure: float = 1.0, gamma: float = 2.2) -> np.ndarra
     return np.clip(exposure * np.asarray(image, dtype=np.float64), 0.0, 1.0) ** (1.0 / gamma)
 
 
-def save_png(path, image, *, exposure: float = 1.0, gamma: float = 2.2) -> None:
+def save_png(path: str | os.PathLike[str], image: ArrayLike, *, exposure: float = 1.0,
+             gamma: float = 2.2) -> None:
     """Write :func:`to_display` of ``image`` as a PNG through Matplotlib."""
     import matplotlib.pyplot as plt
 
