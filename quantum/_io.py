@@ -15,6 +15,8 @@ import json
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._gates import GATES
 from ._model import Circuit, Param
 from ._noise import CHANNELS, KRAUS
@@ -39,7 +41,8 @@ def _matrix_in(data, what: str) -> np.ndarray:
     return a[..., 0] + 1j * a[..., 1]
 
 
-def to_json(circuit: Circuit, theta=None, *, indent: int | None = None) -> str:
+def to_json(circuit: Circuit, theta: ArrayLike | None = None, *,
+            indent: int | None = None) -> str:
     """The circuit (and θ, if given) as a JSON document.
 
     Args:

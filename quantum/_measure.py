@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from diffsci.devices import check_device
+from diffsci.typing import Array, ArrayLike
 
 from ._model import Circuit, Hamiltonian, _as_wires, compile_observable
 from ._noise import MAX_DENSITY_QUBITS, observable_vectors
@@ -152,7 +153,8 @@ def _vec_rho(circuit: Circuit, theta, device: str, what: str):
     return state_p(theta, Static(circuit.mixed_program, device=check_device(device)))
 
 
-def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
+def density_matrix(circuit: Circuit, theta: ArrayLike | None = None, *,
+                   device: str = "cpu") -> Array:
     """The density matrix ρ(θ) of a circuit with noise channels (or ψψ† of a pure one).
 
     Simulated as the vector vec(ρ) of a 2n-qubit register (``quantum._noise``), so its gradients
@@ -181,7 +183,8 @@ def density_matrix(circuit: Circuit, theta=None, *, device: str = "cpu"):
     return np.reshape(rho, np.shape(_value(rho))[:-1] + (d, d))
 
 
-def state(circuit: Circuit, theta=None, *, initial_state=None, device: str = "cpu"):
+def state(circuit: Circuit, theta: ArrayLike | None = None, *,
+          initial_state: ArrayLike | None = None, device: str = "cpu") -> Array:
     """The state vector ``U(θ)|0…0⟩``, differentiable with complex AD.
 
     Args:
@@ -210,8 +213,9 @@ def state(circuit: Circuit, theta=None, *, initial_state=None, device: str = "cp
     return state_p(theta, Static(circuit.program, device=check_device(device)))
 
 
-def expval(circuit: Circuit, theta, observable, *, method: str = "adjoint", device: str = "cpu",
-           initial_state=None):
+def expval(circuit: Circuit, theta: ArrayLike | None,
+           observable: Hamiltonian | Sequence[Hamiltonian], *, method: str = "adjoint",
+           device: str = "cpu", initial_state: ArrayLike | None = None) -> Array:
     """Expectation value(s) ``⟨ψ(θ)|H|ψ(θ)⟩`` of Pauli-sum observables, differentiable in θ.
 
     Args:
@@ -275,7 +279,9 @@ def _squeeze(out, single):
     return out
 
 
-def var(circuit: Circuit, theta, observable, *, device: str = "cpu", initial_state=None):
+def var(circuit: Circuit, theta: ArrayLike | None,
+        observable: Hamiltonian | Sequence[Hamiltonian], *, device: str = "cpu",
+        initial_state: ArrayLike | None = None) -> Array:
     """Variance ``⟨H²⟩ - ⟨H⟩²`` of Pauli-sum observable(s), differentiable in θ.
 
     ``⟨H²⟩ = ‖Hψ‖²`` is computed term by term (no H² expansion, no dense matrix).
@@ -310,7 +316,9 @@ def _check_wires(circuit: Circuit, wires, what: str) -> tuple[int, ...]:
     return tuple(int(w) for w in wires)
 
 
-def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu", initial_state=None):
+def probs(circuit: Circuit, theta: ArrayLike | None = None,
+          wires: int | Sequence[int] | None = None, *, device: str = "cpu",
+          initial_state: ArrayLike | None = None) -> Array:
     """Measurement probabilities in the computational basis, all wires or a marginal.
 
     Args:
@@ -346,8 +354,9 @@ def probs(circuit: Circuit, theta=None, wires=None, *, device: str = "cpu", init
     return np.reshape(p, batch + (1 << len(wires),))
 
 
-def sample(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=None,
-           device: str = "cpu") -> np.ndarray:
+def sample(circuit: Circuit, theta: ArrayLike | None = None, shots: int = 1000,
+           wires: int | Sequence[int] | None = None, *,
+           seed: int | np.random.Generator | None = None, device: str = "cpu") -> np.ndarray:
     """Computational-basis samples (not differentiable).
 
     Args:
@@ -373,8 +382,9 @@ def sample(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=
     return out[0] if p.ndim == 1 else out.reshape(p.shape[:-1] + (shots, k))
 
 
-def counts(circuit: Circuit, theta=None, shots: int = 1000, wires=None, *, seed=None,
-           device: str = "cpu") -> dict[str, int]:
+def counts(circuit: Circuit, theta: ArrayLike | None = None, shots: int = 1000,
+           wires: int | Sequence[int] | None = None, *,
+           seed: int | np.random.Generator | None = None, device: str = "cpu") -> dict[str, int]:
     """Sample and count outcomes as bitstrings (wire order), e.g. ``{"00": 503, "11": 497}``."""
     theta = _value(_check_theta(circuit, theta, "counts"))
     bits = sample(circuit, theta, shots, wires, seed=seed, device=device)

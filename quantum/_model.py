@@ -14,6 +14,7 @@ counts, unitarity and Pauli-string lengths, each with an error naming the argume
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from numbers import Real
@@ -1138,7 +1139,7 @@ def Z(wire: int) -> Hamiltonian:
     return Hamiltonian(((1.0, "Z", (wire,)),))
 
 
-def pauli(word: str, wires, coeff: float = 1.0) -> Hamiltonian:
+def pauli(word: str, wires: Sequence[int], coeff: float = 1.0) -> Hamiltonian:
     """One weighted Pauli string, e.g. ``pauli("XZY", (0, 2, 3))``."""
     return Hamiltonian(((coeff, word, tuple(wires)),))
 
@@ -1184,7 +1185,8 @@ def heisenberg(n: int, J: float = 1.0, jz: float | None = None, periodic: bool =
     return Hamiltonian(tuple(terms))
 
 
-def maxcut(edges, weights=None) -> Hamiltonian:
+def maxcut(edges: Sequence[tuple[int, int]],
+           weights: Sequence[float] | None = None) -> Hamiltonian:
     """MaxCut cost ``C = Σ_(i,j) w_ij (Z_i Z_j - 1) / 2``; its minimum is minus the largest cut.
 
     Reference: Farhi, Goldstone & Gutmann, arXiv:1411.4028 (2014), eq. (2) (sign flipped so that

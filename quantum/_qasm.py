@@ -21,6 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._model import Circuit, Param
 
 
@@ -119,7 +121,7 @@ def _format_angle(a: float) -> str:
     return f"{num}pi" + ("" if f.denominator == 1 else f"/{f.denominator}")
 
 
-def to_qasm(circuit: Circuit, theta=None) -> str:
+def to_qasm(circuit: Circuit, theta: ArrayLike | None = None) -> str:
     """The circuit as an OpenQASM 2.0 program at parameters θ.
 
     Args:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from . import _kernels as K
 from ._measure import _check_theta, _value
 from ._model import Circuit, Hamiltonian, compile_program
@@ -71,8 +73,9 @@ def _parity_estimate(program, theta, offset, wires, n, shots, rng):
     return mean, s2 / shots
 
 
-def expval_shots(circuit: Circuit, theta, observable: Hamiltonian, shots: int | None = 1000, *,
-                 grad: bool = False, seed=None) -> ShotEstimate:
+def expval_shots(circuit: Circuit, theta: ArrayLike | None, observable: Hamiltonian,
+                 shots: int | None = 1000, *, grad: bool = False,
+                 seed: int | np.random.Generator | None = None) -> ShotEstimate:
     """⟨H⟩ (and its gradient) as a sampling device would estimate them, with standard errors.
 
     Args:

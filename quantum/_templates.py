@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ._model import Circuit, Hamiltonian
 
 
@@ -51,7 +53,8 @@ def hardware_efficient(n_qubits: int, layers: int, *, ring: bool = True) -> Circ
     return c
 
 
-def strongly_entangling(n_qubits: int, layers: int, *, ranges=None) -> Circuit:
+def strongly_entangling(n_qubits: int, layers: int, *,
+                        ranges: Sequence[int] | None = None) -> Circuit:
     """Strongly entangling layers: per layer, a general rotation on every wire, then a CNOT ring.
 
     Layer ``l`` applies ``Rot(φ, θ, ω) = RZ(ω) RY(θ) RZ(φ)`` to every wire, then
