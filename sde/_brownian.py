@@ -42,6 +42,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernels
 
@@ -207,8 +208,9 @@ class BrownianInterval(_PointBrownian):
         True
     """
 
-    def __init__(self, t0, t1, shape, seed: int = 0, tol: float | None = None,
-                 dtype=np.float64, cache_bytes: int = _DEFAULT_CACHE_BYTES):
+    def __init__(self, t0: float, t1: float, shape: int | tuple[int, ...], seed: int = 0,
+                 tol: float | None = None, dtype: npt.DTypeLike = np.float64,
+                 cache_bytes: int = _DEFAULT_CACHE_BYTES) -> None:
         self.t0, self.t1 = _check_span(t0, t1, "BrownianInterval")
         self.shape = _check_shape(shape, "BrownianInterval")
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:

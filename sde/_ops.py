@@ -20,6 +20,7 @@ import numpy as np
 import diffsci as ds
 from diffsci.devices import check_device
 from diffsci.extend import getval
+from diffsci.typing import Array, ArrayLike
 
 from . import _kernels, _validate
 
@@ -87,7 +88,8 @@ def _ou_bwd(res, g):
 _ou.defvjp(_ou_fwd, _ou_bwd)
 
 
-def ou_paths(y0, theta, mu, sigma, dt, dW, device="cpu"):
+def ou_paths(y0: ArrayLike, theta: ArrayLike, mu: ArrayLike, sigma: ArrayLike, dt: float,
+             dW: ArrayLike, device: str = "cpu") -> Array:
     """Euler–Maruyama paths of Ornstein–Uhlenbeck, one row per path (reverse mode, first order).
 
     Args:
@@ -142,7 +144,8 @@ def _gbm_bwd(res, g):
 _gbm.defvjp(_gbm_fwd, _gbm_bwd)
 
 
-def gbm_paths(y0, mu, sigma, t, W, device="cpu"):
+def gbm_paths(y0: ArrayLike, mu: ArrayLike, sigma: ArrayLike, t: ArrayLike, W: ArrayLike,
+              device: str = "cpu") -> Array:
     """Exact GBM on a Brownian path: ``y[p, k] = y0[p] exp((μ − σ²/2) t[k] + σ W[p, k])``.
 
     Args:
@@ -211,7 +214,8 @@ def _cir_bwd(res, g):
 _cir.defvjp(_cir_fwd, _cir_bwd)
 
 
-def cir_paths(y0, kappa, theta, sigma, dt, dW, device="cpu"):
+def cir_paths(y0: ArrayLike, kappa: ArrayLike, theta: ArrayLike, sigma: ArrayLike, dt: float,
+              dW: ArrayLike, device: str = "cpu") -> Array:
     """Full-truncation Euler paths of CIR, ``dX = κ(θ − X) dt + σ√X dW`` (reverse mode).
 
     ``x_{k+1} = x_k + κ(θ − x_k⁺)Δ + σ√(x_k⁺) ΔW_k`` with ``x⁺ = max(x, 0)``: the scheme with the
@@ -280,7 +284,9 @@ def _heston_bwd(res, g):
 _heston.defvjp(_heston_fwd, _heston_bwd)
 
 
-def heston_paths(s0, v0, mu, kappa, theta, xi, rho, dt, dW1, dZ, device="cpu"):
+def heston_paths(s0: ArrayLike, v0: ArrayLike, mu: ArrayLike, kappa: ArrayLike,
+                 theta: ArrayLike, xi: ArrayLike, rho: ArrayLike, dt: float, dW1: ArrayLike,
+                 dZ: ArrayLike, device: str = "cpu") -> tuple[Array, Array]:
     """Full-truncation Euler paths of Heston: ``(S, v)``, each ``(paths, n + 1)`` (reverse mode).
 
     ``dS = μS dt + √v S dW¹``, ``dv = κ(θ − v) dt + ξ√v dW²``, ``d⟨W¹, W²⟩ = ρ dt``, stepped as
@@ -358,7 +364,9 @@ def _langevin_bwd(res, g):
 _langevin.defvjp(_langevin_fwd, _langevin_bwd)
 
 
-def langevin_paths(x0, v0, a, b, gamma, sigma, dt, dW, device="cpu"):
+def langevin_paths(x0: ArrayLike, v0: ArrayLike, a: ArrayLike, b: ArrayLike, gamma: ArrayLike,
+                   sigma: ArrayLike, dt: float, dW: ArrayLike,
+                   device: str = "cpu") -> tuple[Array, Array]:
     """Euler paths of underdamped Langevin: ``(x, v)``, each ``(paths, n + 1)`` (reverse mode).
 
     ``dx = v dt``, ``dv = (−U′(x) − γv) dt + σ dW`` in the quartic potential

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 import numbers
 from functools import partial
+from typing import Any
 
 import numpy as np
 
 import diffsci as ds
 from diffsci.extend import getval
+from diffsci.typing import ArrayLike
 
 from . import _validate
 from ._adaptive import select_grid
@@ -216,11 +218,13 @@ def _check_resolution(brownian, times):
             )
 
 
-def sdeint(sde: SDE, y0, ts, params=None, *, method=None, dt=None, seed: int = 0,
-           brownian: AbstractBrownian | None = None, adjoint=Adjoint.BACKPROP,
-           snapshots: int = 8, adaptive: bool = False, rtol: float = 1e-3,
-           atol: float = 1e-6, dt_min: float | None = None, max_steps: int = 100_000,
-           error_estimate=None, return_brownian: bool = False):
+def sdeint(sde: SDE, y0: ArrayLike, ts: ArrayLike, params: Any = None, *,
+           method: Method | str | AbstractSolver | None = None, dt: float | None = None,
+           seed: int = 0, brownian: AbstractBrownian | None = None,
+           adjoint: Adjoint | str = Adjoint.BACKPROP, snapshots: int = 8, adaptive: bool = False,
+           rtol: float = 1e-3, atol: float = 1e-6, dt_min: float | None = None,
+           max_steps: int = 100_000, error_estimate: ErrorEstimate | str | None = None,
+           return_brownian: bool = False) -> Any:
     """Solve ``sde`` from ``y0`` at ``ts[0]`` and return the solution at every time in ``ts``.
 
     Args:

@@ -14,12 +14,14 @@ quantiles in statistical packages", Am. Stat. 50(4), 1996, definition 7 (NumPy's
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from diffsci.extend import getval
+from diffsci.typing import Array, ArrayLike
 
 from ._model import SDE, Calculus, Noise
 
@@ -51,7 +53,8 @@ class EnsembleStats:
         raise ValueError(f"EnsembleStats.quantile: level {level} is not among {self.levels}")
 
 
-def ensemble_stats(ys, quantiles=(0.025, 0.5, 0.975)) -> EnsembleStats:
+def ensemble_stats(ys: ArrayLike,
+                   quantiles: Sequence[float] = (0.025, 0.5, 0.975)) -> EnsembleStats:
     """Mean, unbiased variance and quantiles over the paths of ``ys`` at each save time.
 
     Args:
@@ -90,7 +93,8 @@ def ensemble_stats(ys, quantiles=(0.025, 0.5, 0.975)) -> EnsembleStats:
     return EnsembleStats(mean, var, np.stack(qs) if qs else None, levels)
 
 
-def moment_loss(ys, target, weights=(1.0, 1.0)):
+def moment_loss(ys: ArrayLike, target: ArrayLike | EnsembleStats,
+                weights: tuple[float, float] = (1.0, 1.0)) -> Array:
     """Moment matching: ``w₀·mean((m − m*)²) + w₁·mean((v − v*)²)`` over save times and d.
 
     Args:
@@ -127,7 +131,8 @@ def _ito_drift(sde, t, y, params):
     return f
 
 
-def pseudo_loglik(sde: SDE, ts, ys, params=None, *, time_homogeneous: bool = False):
+def pseudo_loglik(sde: SDE, ts: ArrayLike, ys: ArrayLike, params: Any = None, *,
+                  time_homogeneous: bool = False) -> Array:
     """The Euler (Gaussian transition) log pseudo-likelihood of discretely observed paths.
 
     ``log L = Σ_paths Σ_k log N(y_{k+1}; y_k + f(t_k, y_k)Δ_k, Σ(t_k, y_k)Δ_k)`` with ``f`` the
