@@ -15,13 +15,15 @@
    bootstrap) vs bump-and-rebootstrap central differences.
 4. Implied volatility: quotes inverted per second (batched solver).
 5. American put on a CRR tree: price (Numba kernel), and price + all 13 Greeks of
-   ``finance.TREE_GREEKS`` by the hand-written reverse sweep (``finance.tree_greeks``), medians
-   of interleaved runs and their ratio; the AD route through the NumPy tree once; QuantLib's
-   BinomialVanillaEngine when installed. (Section 1 also times Heston Monte Carlo, price only.)
+   ``finance.TREE_GREEKS`` (``finance.tree_greeks``: exercise decisions and one path-weight
+   sweep), medians of interleaved runs and their ratio, with QuantLib's BinomialVanillaEngine
+   (NPV, Δ, Γ) in the same rounds when installed; the AD route through the NumPy tree once.
+   (Section 1 also times Heston Monte Carlo, price only.)
 
-Usage: ``python benchmarks/bench_finance.py [--quick] [--no-peers]``. Timings are medians over
-repeats after a warm-up call (which also compiles the Numba kernels); the Monte Carlo price and
-price + Greeks are timed alternately, round by round, and the minimum kept (the machine is shared).
+Usage: ``python benchmarks/bench_finance.py [--quick] [--no-peers] [--tree]`` (``--tree``: only
+section 5). Timings are medians over repeats after a warm-up call (which also compiles the Numba
+kernels); the Monte Carlo price and price + Greeks are timed alternately, round by round, and the
+minimum kept (the machine is shared).
 """
 
 from __future__ import annotations
@@ -285,13 +287,16 @@ def american_rows(quick, peers):
     """American put S = K = 100, r = 5%, σ = 20%, T = 1 on a 1000-step CRR tree.
 
     The price (Numba kernel) and price + every Greek of :data:`finance.TREE_GREEKS` (the
-    hand-written reverse sweep, ``finance.tree_greeks``) are timed alternately round by round and
-    the medians kept; beside them the previous route, AD through the NumPy tree (reverse and
-    forward-over-reverse, on traced inputs), timed once.
+    path-weight sweep, ``finance.tree_greeks``) are timed in turn, round by round, and the medians
+    kept; then, when installed, QuantLib's BinomialVanillaEngine (CRR, NPV with its lattice Δ and
+    Γ) interleaved with the price the same way (its ratio to the price is the peer column);
+    beside them the previous route, AD through the NumPy tree (reverse and forward-over-reverse,
+    on traced inputs), timed once.
     """
     n = 200 if quick else 1000
-    repeats = 5 if quick else 21
+    repeats = 5 if quick else 31
     kw = dict(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2)
+    ql_fn = _quantlib_crr(n) if peers else None
     rows = []
     for smooth in (False, True):
         def price(smooth=smooth):
@@ -300,12 +305,20 @@ def american_rows(quick, peers):
         def every(smooth=smooth):
             return finance.tree_greeks(**kw, n_steps=n, smooth=smooth)
 
-        t_price, t_greeks = interleaved_medians(price, every, repeats)
+        t_price, t_greeks = interleaved_medians(repeats, price, every)
         label = "BBS last step" if smooth else "plain CRR"
         rows.append((f"diffsci tree ({label}), price", t_price, float(price())))
         rows.append((f"diffsci tree ({label}), price + {len(finance.TREE_GREEKS) - 1} Greeks "
-                     f"(reverse sweep)", t_greeks, None))
+                     f"(path-weight sweep)", t_greeks, None))
         rows.append((f"  ratio (price + Greeks) / price: {t_greeks / t_price:.2f}", None, None))
+        if ql_fn is not None and not smooth:
+            # a separate pairing: a 20 ms QuantLib call between the two above would leave the
+            # next one cold and bias their ratio
+            t_p, t_ql = interleaved_medians(repeats, price, ql_fn)
+            rows.append((f"  QuantLib BinomialVanillaEngine crr (NPV, Δ, Γ): {t_ql / t_p:.1f}× "
+                         f"the price in its rounds", t_ql, ql_fn()[0]))
+    if peers and ql_fn is None:
+        rows.append(("QuantLib: not installed", None, None))
 
     def ad():
         def f(s, v, t, r):
@@ -323,50 +336,47 @@ def american_rows(quick, peers):
     ad()
     rows.append(("AD through the NumPy tree (plain CRR; 8 Greeks, once)",
                  time.perf_counter() - t0, None))
-    if peers:
-        try:
-            import QuantLib as ql
-        except ImportError:
-            return rows + [("QuantLib: not installed", None, None)]
-        today = ql.Date(15, 1, 2025)
-        ql.Settings.instance().evaluationDate = today
-        dc = ql.Actual365Fixed()
-        proc = ql.BlackScholesMertonProcess(
-            ql.QuoteHandle(ql.SimpleQuote(100.0)),
-            ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, dc)),
-            ql.YieldTermStructureHandle(ql.FlatForward(today, 0.05, dc)),
-            ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), 0.2, dc)))
-        opt = ql.VanillaOption(ql.PlainVanillaPayoff(ql.Option.Put, 100.0),
-                               ql.AmericanExercise(today, today + 365))
-
-        def ql_price():
-            opt.setPricingEngine(ql.BinomialVanillaEngine(proc, "crr", n))
-            return opt.NPV(), opt.delta(), opt.gamma()
-
-        rows.append(("QuantLib BinomialVanillaEngine crr (NPV, Δ, Γ)", timed(ql_price, 3),
-                     ql_price()[0]))
     return rows
 
 
-def interleaved_medians(f, g, repeats):
-    """Median times of f and g, alternated round by round (both warmed up first)."""
-    f(), g()
-    tf, tg = [], []
+def _quantlib_crr(n):
+    """QuantLib's CRR American put (NPV, Δ, Γ from its lattice) as a callable, or None."""
+    try:
+        import QuantLib as ql
+    except ImportError:
+        return None
+    today = ql.Date(15, 1, 2025)
+    ql.Settings.instance().evaluationDate = today
+    dc = ql.Actual365Fixed()
+    proc = ql.BlackScholesMertonProcess(
+        ql.QuoteHandle(ql.SimpleQuote(100.0)),
+        ql.YieldTermStructureHandle(ql.FlatForward(today, 0.0, dc)),
+        ql.YieldTermStructureHandle(ql.FlatForward(today, 0.05, dc)),
+        ql.BlackVolTermStructureHandle(ql.BlackConstantVol(today, ql.NullCalendar(), 0.2, dc)))
+    opt = ql.VanillaOption(ql.PlainVanillaPayoff(ql.Option.Put, 100.0),
+                           ql.AmericanExercise(today, today + 365))
+
+    def run():
+        opt.setPricingEngine(ql.BinomialVanillaEngine(proc, "crr", n))
+        return opt.NPV(), opt.delta(), opt.gamma()
+
+    return run
+
+
+def interleaved_medians(repeats, *fns):
+    """Median times of ``fns``, run in turn round by round (all warmed up first)."""
+    for fn in fns:
+        fn()
+    ts = [[] for _ in fns]
     for _ in range(repeats):
-        for fn, ts in ((f, tf), (g, tg)):
+        for fn, t in zip(fns, ts):
             t0 = time.perf_counter()
             fn()
-            ts.append(time.perf_counter() - t0)
-    return statistics.median(tf), statistics.median(tg)
+            t.append(time.perf_counter() - t0)
+    return tuple(statistics.median(t) for t in ts)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--no-peers", action="store_true", help="skip QuantLib")
-    args = parser.parse_args(argv)
-    peers = not args.no_peers
-
+def _sections_1_to_4(args, peers):
     print("1. Monte Carlo: price alone vs price + all Greeks by reverse-mode AD (pathwise adjoint "
           "kernels; GBM 6 Greeks, Heston FT 10)")
     print(f"{'product':14} {'implementation':32} {'paths':>8} {'steps':>5} {'price s':>9} "
@@ -399,6 +409,16 @@ def main(argv=None):
     print(f"\n4. Implied vol: {n} random quotes in {t:.3f} s ({n / t / 1e3:.0f} k quotes/s), "
           f"max |σ error| {err:.1e}")
 
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    parser.add_argument("--no-peers", action="store_true", help="skip QuantLib")
+    parser.add_argument("--tree", action="store_true", help="section 5 (the CRR tree) only")
+    args = parser.parse_args(argv)
+    peers = not args.no_peers
+    if not args.tree:
+        _sections_1_to_4(args, peers)
     print("\n5. American put S = K = 100 on a CRR tree "
           f"({200 if args.quick else 1000} steps; plain CRR 1000 steps = QuantLib's 6.0896, "
           "converged value 6.0904; medians of interleaved runs)")

@@ -16,6 +16,6 @@ def test_bench_finance_quick():
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     for header in ("1. Monte Carlo", "2. Heston calibration", "3. Key-rate durations",
                    "4. Implied vol", "5. American put", "Heston QE", "Heston FT",
-                   "Lev.-Marquardt, AD Jacobian", "reverse sweep",
+                   "Lev.-Marquardt, AD Jacobian", "path-weight sweep",
                    "ratio"):
         assert header in proc.stdout
