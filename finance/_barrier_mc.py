@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._mc import MCResult
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["mc_barrier_price"]
 
 
-def mc_barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                     is_down=True, n_paths=100_000, n_steps=1, seed=0, antithetic=True,
-                     bridge=True):
+def mc_barrier_price(*, spot: ArrayLike, strike: ArrayLike, barrier: ArrayLike, expiry: ArrayLike,
+                     rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                     is_call: bool = True, is_down: bool = True, n_paths: int = 100_000,
+                     n_steps: int = 1, seed: int = 0, antithetic: bool = True,
+                     bridge: bool = True) -> MCResult:
     """Monte Carlo knock-out barrier price (GBM), differentiable pathwise (first order).
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

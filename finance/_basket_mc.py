@@ -17,6 +17,7 @@ import enum
 import numpy as np
 
 import diffsci as ds
+from diffsci.typing import ArrayLike
 
 from ._analytic.basket import _validate
 from ._mc import MCGreek, MCResult
@@ -72,9 +73,11 @@ def _samples(spots, vols, rate, weights, corr, z, anti, *, strike, expiry, divid
     return np.exp(-rate * expiry) * pay
 
 
-def basket_mc_price(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, vols, correlation,
-                    is_call=True, basket=Basket.ARITHMETIC, n_paths=100_000, seed=0,
-                    antithetic=True):
+def basket_mc_price(*, spots: ArrayLike, weights: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                    rate: ArrayLike = 0.0, dividends: ArrayLike = 0.0, vols: ArrayLike,
+                    correlation: ArrayLike, is_call: bool = True,
+                    basket: Basket | str = Basket.ARITHMETIC, n_paths: int = 100_000, seed: int = 0,
+                    antithetic: bool = True) -> MCResult:
     """Monte Carlo price of a European basket option on correlated GBM assets (differentiable).
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
@@ -117,9 +120,11 @@ def basket_mc_price(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, 
     return MCResult(price=np.mean(s), stderr=se, n_samples=len(z))
 
 
-def basket_mc_greeks(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, vols,
-                     correlation, is_call=True, basket=Basket.ARITHMETIC, n_paths=100_000, seed=0,
-                     antithetic=True):
+def basket_mc_greeks(*, spots: ArrayLike, weights: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                     rate: ArrayLike = 0.0, dividends: ArrayLike = 0.0, vols: ArrayLike,
+                     correlation: ArrayLike, is_call: bool = True,
+                     basket: Basket | str = Basket.ARITHMETIC, n_paths: int = 100_000,
+                     seed: int = 0, antithetic: bool = True) -> dict[str, MCGreek]:
     """Price, per-asset deltas and vegas, and rho, each with its standard error.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

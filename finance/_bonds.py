@@ -18,7 +18,11 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+from diffsci.typing import Array, ArrayLike
 
 from ._model import ForwardCurve, Frequency
 from ._validate import as_real, check_real, plain
@@ -26,12 +30,13 @@ from ._validate import as_real, check_real, plain
 __all__ = ["bond_price", "cashflows", "treasury_frequency"]
 
 
-def treasury_frequency(maturity):
+def treasury_frequency(maturity: ArrayLike) -> Frequency:
     """``Frequency.AT_MATURITY`` below one year (bills), else ``Frequency.SEMIANNUAL``."""
     return Frequency.AT_MATURITY if maturity < 1.0 - 1e-12 else Frequency.SEMIANNUAL
 
 
-def cashflows(maturity, frequency):
+def cashflows(maturity: ArrayLike,
+frequency: Frequency | int | str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Payment times and the coupon multiplier of each: ``amount = mult · coupon + principal``.
 
     Returns:
@@ -48,7 +53,8 @@ def cashflows(maturity, frequency):
     return times, np.full(n, 1.0 / m), principal
 
 
-def bond_price(curve, *, maturities, coupons, frequencies=None):
+def bond_price(curve: ForwardCurve, *, maturities: ArrayLike, coupons: ArrayLike,
+               frequencies: Sequence[Frequency | int | str] | None = None) -> Array:
     """Dirty prices (per unit face) of fixed-coupon bonds discounted on ``curve``.
 
     Units: maturities in years; coupons as annual rates in decimals (0.05 is 5 %), paid

@@ -22,12 +22,15 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 import diffsci as ds
+from diffsci.typing import Array, ArrayLike
 
 from ._bonds import bond_price, cashflows, treasury_frequency
-from ._model import ForwardCurve
+from ._model import ForwardCurve, Frequency
 from ._validate import as_real, check_real, plain
 
 __all__ = ["PAPER_MATURITIES", "PAPER_PAR_RATES", "bootstrap", "key_rate_durations"]
@@ -43,7 +46,8 @@ NEWTON_TOL = 1e-12  # then one more step: quadratic convergence takes it to roun
 NEWTON_MAX_ITER = 50
 
 
-def bootstrap(*, maturities, par_rates, frequencies=None):
+def bootstrap(*, maturities: ArrayLike, par_rates: ArrayLike,
+              frequencies: Sequence[Frequency | int | str] | None = None) -> ForwardCurve:
     """A piecewise-constant-forward curve that prices each par instrument at exactly 1.
 
     Units: maturities in years; par rates annual, in decimals, with the coupon convention of
@@ -111,8 +115,11 @@ def _stack(xs):
     return np.stack([np.asarray(x) if not ds.extend.is_tracer(x) else x for x in xs])
 
 
-def key_rate_durations(*, maturities, par_rates, bond_maturities, bond_coupons,
-                       bond_frequencies=None, curve_frequencies=None):
+def key_rate_durations(*, maturities: ArrayLike, par_rates: ArrayLike, bond_maturities: ArrayLike,
+                       bond_coupons: ArrayLike,
+                       bond_frequencies: Sequence[Frequency | int | str] | None = None,
+                       curve_frequencies: Sequence[Frequency | int | str] | None = None
+                       ) -> tuple[Array, Array]:
     """Key-rate durations ``−(∂P_j/∂y_i)/P_j`` of bonds to each par rate, by nested AD.
 
     The Jacobian is taken by reverse mode through :func:`bootstrap` (whose Newton steps use

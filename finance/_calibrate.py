@@ -34,11 +34,13 @@ import dataclasses
 import enum
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.optimize
 
 import diffsci as ds
+from diffsci.typing import ArrayLike
 
 from ._analytic.bsm import bsm_price
 from ._analytic.heston import heston_price
@@ -80,8 +82,11 @@ class CalibrationResult:
     success: bool
 
 
-def calibrate_heston(*, spot, strikes, expiries, implied_vols, rate=0.0, dividend=0.0,
-                     x0, gradient=Gradient.AD, method=Method.LBFGSB, options=None):
+def calibrate_heston(*, spot: ArrayLike, strikes: ArrayLike, expiries: ArrayLike,
+                     implied_vols: ArrayLike, rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0,
+                     x0: HestonParams, gradient: Gradient | str = Gradient.AD,
+                     method: Method | str = Method.LBFGSB, options: dict[str,
+                     Any] | None = None) -> CalibrationResult:
     """Fit :class:`HestonParams` to implied-vol quotes.
 
     Units: expiries in years; rate and dividend continuously compounded, per year; implied

@@ -25,14 +25,17 @@ import numpy as np
 from scipy.linalg.lapack import dgtsv as _gtsv
 
 from diffsci.extend import defjvp, defvjp, getval, primitive
+from diffsci.typing import Array, ArrayLike
 
 from ._validate import check_real, plain, prepare
 
 __all__ = ["fd_price"]
 
 
-def fd_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False, american=True,
-             n_space=401, n_time=800, width=5.0):
+def fd_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+             dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = False,
+             american: bool = True, n_space: int = 401, n_time: int = 800,
+             width: float = 5.0) -> Array:
     """Crank–Nicolson (Rannacher start) finite-difference price, American or European (batched).
 
     Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;

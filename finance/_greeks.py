@@ -11,6 +11,8 @@ model input is differentiated, the fields of a :class:`HestonParams` included.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +56,7 @@ _HESTON = (("kappa", "d_kappa"), ("theta", "d_theta_v"), ("sigma", "d_sigma"),
            ("rho", "d_rho_corr"), ("v0", "d_v0"))
 
 
-def greeks(pricer, **kwargs):
+def greeks(pricer: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
     """Price and the Greeks of ``pricer(**kwargs)`` in one call, batched.
 
     Args:

@@ -30,9 +30,10 @@ import numpy as np
 
 from diffsci.devices import check_device
 from diffsci.scipy.special import ndtr
+from diffsci.typing import ArrayLike
 
 from ._kernels import HESTON_MAX_STEPS
-from ._mc import MCResult, greek_results
+from ._mc import MCGreek, MCResult, greek_results
 from ._model import HestonParams
 from ._ops import McConfig, heston_samples
 from ._validate import as_enum, check_bool, check_real, plain
@@ -50,9 +51,11 @@ class HestonScheme(enum.Enum):
     QE = "qe"                            # Andersen (2008)
 
 
-def heston_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
-                    scheme=HestonScheme.QE, n_paths=100_000, n_steps=50, seed=0,
-                    antithetic=True, device="cpu"):
+def heston_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+                    dividend: ArrayLike = 0.0, params: HestonParams, is_call: bool = True,
+                    scheme: HestonScheme | str = HestonScheme.QE, n_paths: int = 100_000,
+                    n_steps: int = 50, seed: int = 0, antithetic: bool = True,
+                    device: str = "cpu") -> MCResult:
     """Monte Carlo price of a European option under Heston.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
@@ -117,8 +120,10 @@ HESTON_GREEKS = ("price", "delta", "dual_delta", "theta", "rho", "dividend_rho",
                  "d_theta_v", "d_sigma", "d_rho_corr", "d_v0")
 
 
-def heston_mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True,
-                     n_paths=100_000, n_steps=50, seed=0, antithetic=True, device="cpu"):
+def heston_mc_greeks(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                     rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, params: HestonParams,
+                     is_call: bool = True, n_paths: int = 100_000, n_steps: int = 50, seed: int = 0,
+                     antithetic: bool = True, device: str = "cpu") -> dict[str, MCGreek]:
     """Price and all ten first-order sensitivities of a Heston European, with standard errors.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

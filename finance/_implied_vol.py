@@ -41,6 +41,7 @@ import numpy as np
 import scipy.special as sc
 
 import diffsci as ds
+from diffsci.typing import Array, ArrayLike
 
 from ._analytic.bsm import _bsm
 from ._validate import plain, prepare
@@ -52,7 +53,8 @@ REL_TOL = 4e-16
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
-def implied_vol(*, price, spot, strike, expiry, rate=0.0, dividend=0.0, is_call=True):
+def implied_vol(*, price: ArrayLike, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, is_call: bool = True) -> Array:
     """The Black–Scholes–Merton volatility σ that reprices each quote (batched, differentiable).
 
     For Black-76 quotes pass ``spot=forward, dividend=rate``.

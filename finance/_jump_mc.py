@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
+from diffsci.typing import ArrayLike
 
 from ._lookback_mc import check_paths
 from ._mc import MCResult
@@ -36,9 +37,11 @@ from ._validate import check_bool, check_real, plain
 __all__ = ["merton_mc_price"]
 
 
-def merton_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump_intensity,
-                    jump_mean, jump_vol, is_call=True, n_paths=100_000, n_steps=1, seed=0,
-                    antithetic=True):
+def merton_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+                    dividend: ArrayLike = 0.0, vol: ArrayLike, jump_intensity: ArrayLike,
+                    jump_mean: ArrayLike, jump_vol: ArrayLike, is_call: bool = True,
+                    n_paths: int = 100_000, n_steps: int = 1, seed: int = 0,
+                    antithetic: bool = True) -> MCResult:
     """Monte Carlo price of a European option under Merton's jump-diffusion (differentiable).
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

@@ -19,11 +19,14 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 import diffsci as ds
+from diffsci.typing import ArrayLike
 
 from ._lookback_mc import check_paths
 from ._mc import MCResult
@@ -104,7 +107,7 @@ class DupireLocalVol:
         0.2
     """
 
-    implied_vol: object = field(metadata={"static": True})
+    implied_vol: Callable[[float, ArrayLike], Any] = field(metadata={"static": True})
     spot: float = 100.0
     rate: float = 0.0
     dividend: float = 0.0
@@ -146,8 +149,11 @@ class DupireLocalVol:
         return np.sqrt(w_t / den)
 
 
-def local_vol_mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, local_vol, is_call=True,
-                       n_paths=100_000, n_steps=50, seed=0, antithetic=True):
+def local_vol_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                       rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0,
+                       local_vol: Callable[[float, np.ndarray], Any], is_call: bool = True,
+                       n_paths: int = 100_000, n_steps: int = 50, seed: int = 0,
+                       antithetic: bool = True) -> MCResult:
     """Monte Carlo price of a European option under local volatility (differentiable pathwise).
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._mc import MCResult
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["mc_lookback_price"]
 
 
-def mc_lookback_price(*, spot, strike=None, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                      n_paths=100_000, n_steps=50, seed=0, antithetic=True, bridge=True):
+def mc_lookback_price(*, spot: ArrayLike, strike: ArrayLike | None = None, expiry: ArrayLike,
+                      rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                      is_call: bool = True, n_paths: int = 100_000, n_steps: int = 50,
+                      seed: int = 0, antithetic: bool = True, bridge: bool = True) -> MCResult:
     """Monte Carlo price of a lookback written today, differentiable pathwise (first order).
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.typing import ArrayLike
+
 from ._mc import MCResult
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["lsm_price"]
 
 
-def lsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
-              n_paths=50_000, n_steps=50, degree=3, seed=0, antithetic=True):
+def lsm_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+              dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = False,
+              n_paths: int = 50_000, n_steps: int = 50, degree: int = 3, seed: int = 0,
+              antithetic: bool = True) -> MCResult:
     """American (Bermudan, ``n_steps`` equally spaced exercise dates) price by Longstaff–Schwartz.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

@@ -26,6 +26,7 @@ from scipy.special import ndtri, stdtrit
 
 import diffsci as ds
 from diffsci.devices import check_device
+from diffsci.typing import Array, ArrayLike
 
 from . import _kernels
 from ._analytic.asian import geometric_asian_price
@@ -76,7 +77,7 @@ class MCResult:
         (9.804, 10.196)
     """
 
-    price: object
+    price: Array
     stderr: float
     n_samples: int
     bias: tuple | None = None
@@ -197,9 +198,12 @@ def _config(who, kw):
     return tuple(kw[name] for name in _ARGS), cfg
 
 
-def mc_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-             product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
-             smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False):
+def mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+             dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True,
+             product: Product | str = Product.EUROPEAN, n_paths: int = 100_000, n_steps: int = 1,
+             seed: int = 0, antithetic: bool | None = None, smoothing: float | None = None,
+             device: str = "cpu", qmc: bool = False, qmc_replicates: int = 8,
+             control_variate: bool = False) -> MCResult:
     """Monte Carlo price of a GBM product, differentiable by its pathwise adjoint.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;
@@ -307,10 +311,14 @@ def _cuda_samples(args, cfg):
     return _cuda.gbm_samples(*_plain(args, cfg, smoothing=0.0))
 
 
-def mc_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-              product=Product.EUROPEAN, n_paths=100_000, n_steps=1, seed=0, antithetic=None,
-              smoothing=None, device="cpu", qmc=False, qmc_replicates=8, control_variate=False,
-              estimator=GreekEstimator.PATHWISE, second_order=False):
+def mc_greeks(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+              dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True,
+              product: Product | str = Product.EUROPEAN, n_paths: int = 100_000, n_steps: int = 1,
+              seed: int = 0, antithetic: bool | None = None, smoothing: float | None = None,
+              device: str = "cpu", qmc: bool = False, qmc_replicates: int = 8,
+              control_variate: bool = False,
+              estimator: GreekEstimator | str = GreekEstimator.PATHWISE,
+              second_order: bool = False) -> dict[str, MCGreek]:
     """Price and first-order Greeks with standard errors, from one fused path+adjoint sweep.
 
     Units: ``expiry`` in years; ``rate``, ``dividend`` continuously compounded per year;

@@ -11,14 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import prepare
 
 __all__ = ["geometric_asian_price"]
 
 
-def geometric_asian_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                          n_fixings=None):
+def geometric_asian_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                          rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                          is_call: bool = True, n_fixings: int | None = None) -> Array:
     """Price of a European call/put on the geometric average of the spot (batched, differentiable).
 
     The average is ``G = (Π_k S_{t_k})^{1/n}`` over ``t_k = kT/n``, ``k = 1..n`` (the grid of

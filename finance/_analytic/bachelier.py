@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import prepare
 
@@ -18,7 +19,8 @@ __all__ = ["bachelier_price"]
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
-def bachelier_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
+def bachelier_price(*, forward: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                    rate: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True) -> Array:
     """Bachelier price ``e^{−rT} (w(F − K) N(w d) + σ√T φ(d))`` with ``d = (F − K)/(σ√T)``.
 
     Units: ``expiry`` in years; ``rate`` continuously compounded, per year; ``vol`` in price

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import log_ndtr, ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import plain, prepare
 from .bsm import _bsm
@@ -33,8 +34,9 @@ from .bsm import _bsm
 __all__ = ["barrier_price"]
 
 
-def barrier_price(*, spot, strike, barrier, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                  is_down=True, knock_in=False):
+def barrier_price(*, spot: ArrayLike, strike: ArrayLike, barrier: ArrayLike, expiry: ArrayLike,
+                  rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                  is_call: bool = True, is_down: bool = True, knock_in: bool = False) -> Array:
     """Continuously monitored single-barrier option (batched, differentiable, no rebate).
 
     Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._corr import check_assets, check_correlation
 from .._validate import check_bool, check_real
@@ -18,8 +19,9 @@ from .._validate import check_bool, check_real
 __all__ = ["geometric_basket_price"]
 
 
-def geometric_basket_price(*, spots, weights, strike, expiry, rate=0.0, dividends=0.0, vols,
-                           correlation, is_call=True):
+def geometric_basket_price(*, spots: ArrayLike, weights: ArrayLike, strike: ArrayLike,
+                           expiry: ArrayLike, rate: ArrayLike = 0.0, dividends: ArrayLike = 0.0,
+                           vols: ArrayLike, correlation: ArrayLike, is_call: bool = True) -> Array:
     """European call/put on ``G = Π_i S_i(T)^{a_i}`` (differentiable, scalar strike/expiry).
 
     ``ln G`` is Gaussian with mean ``Σ a_i (ln S_i + (r − q_i − σ_i²/2) T)`` and variance

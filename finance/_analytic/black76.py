@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import prepare
 
 __all__ = ["black76_price"]
 
 
-def black76_price(*, forward, strike, expiry, rate=0.0, vol, is_call=True):
+def black76_price(*, forward: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                  rate: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True) -> Array:
     """Black-76 price: ``e^{−rT} w (F N(w d₁) − K N(w d₂))``, ``d₁,₂ = (ln(F/K) ± σ²T/2)/(σ√T)``.
 
     Units: ``expiry`` in years; ``rate`` continuously compounded, per year; ``vol`` per √year.

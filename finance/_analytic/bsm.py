@@ -12,13 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import prepare
 
 __all__ = ["bsm_price"]
 
 
-def bsm_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True):
+def bsm_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+              dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True) -> Array:
     """Black–Scholes–Merton price of European calls and puts (batched, differentiable).
 
     ``V = w (S e^{−qT} N(w d₁) − K e^{−rT} N(w d₂))`` with ``w = ±1`` for call/put,

@@ -10,14 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import prepare
 
 __all__ = ["digital_price"]
 
 
-def digital_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                  payout=1.0):
+def digital_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+                  dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool = True,
+                  payout: ArrayLike = 1.0) -> Array:
     """Cash-or-nothing digital: pays ``payout`` if ``S_T > K`` (call) or ``S_T < K`` (put).
 
     ``V = payout · e^{−rT} N(w d₂)``, ``d₂ = (ln(S/K) + (r − q − σ²/2)T)/(σ√T)``.

@@ -53,6 +53,7 @@ import numpy as np
 
 from diffsci.extend import getval
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._model import HestonParams
 from .._validate import check_broadcast, prepare
@@ -238,7 +239,8 @@ def _bs_call(fwd_disc, k_disc, w):
     return fwd_disc * ndtr(d1) - k_disc * ndtr(d1 - sd)
 
 
-def heston_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, params, is_call=True):
+def heston_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+                 dividend: ArrayLike = 0.0, params: HestonParams, is_call: bool = True) -> Array:
     """Heston European option prices (batched over all arguments, differentiable).
 
     Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded per year;

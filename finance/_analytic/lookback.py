@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from diffsci.scipy.special import log_ndtr, ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import check_real, plain, prepare
 
@@ -37,8 +38,9 @@ BGK_BETA = 0.5825971579390106
 B_EPS = 1e-5
 
 
-def lookback_price(*, spot, strike=None, expiry, rate=0.0, dividend=0.0, vol, is_call=True,
-                   monitoring_dt=None):
+def lookback_price(*, spot: ArrayLike, strike: ArrayLike | None = None, expiry: ArrayLike,
+                   rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                   is_call: bool = True, monitoring_dt: float | None = None) -> Array:
     """Price of a lookback option written today (batched, differentiable).
 
     Units: ``expiry`` in years; ``rate`` and ``dividend`` continuously compounded, per year;

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.stats import poisson
 
 from diffsci.scipy.special import ndtr
+from diffsci.typing import Array, ArrayLike
 
 from .._validate import check_real, plain, prepare
 
@@ -21,8 +22,10 @@ __all__ = ["MERTON_MAX_TERMS", "merton_jump_price"]
 MERTON_MAX_TERMS = 2000
 
 
-def merton_jump_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, jump_intensity,
-                      jump_mean, jump_vol, is_call=True, tol=1e-13):
+def merton_jump_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
+                      rate: ArrayLike = 0.0, dividend: ArrayLike = 0.0, vol: ArrayLike,
+                      jump_intensity: ArrayLike, jump_mean: ArrayLike, jump_vol: ArrayLike,
+                      is_call: bool = True, tol: float = 1e-13) -> Array:
     """Merton (1976) jump-diffusion price of European calls and puts (batched, differentiable).
 
     ``dS/S = (r − q − λk) dt + σ dW + (J − 1) dN``, ``N`` Poisson with intensity λ, ``ln J ~
