@@ -19,7 +19,9 @@ of a bridged function is the bridged function of diffsci's pullback (or JVP).
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -67,7 +69,7 @@ class _Node:
         self.in_sds, self.out_sds, self.order = tuple(in_sds), tuple(out_sds), order
         self.din = [k for k, s in enumerate(self.in_sds) if _diff(s.dtype)]
         self.dout = [j for j, s in enumerate(self.out_sds) if _diff(s.dtype)]
-        self._rule = None
+        self._rule = self._kept = self._keep = None
         if mode == "rev":
             call = jax.custom_vjp(self._callback)
             call.defvjp(self._vjp_fwd, self._vjp_bwd)
@@ -85,35 +87,85 @@ class _Node:
         return jax.pure_callback(self._host, self.out_sds, *xs, vmap_method=self.vmap_method)
 
     # -- reverse mode --------------------------------------------------------
+    # The forward callback of a differentiated call keeps diffsci's pullback on the host
+    # under a token (an int32 residual), and the backward callback uses it: f runs once
+    # per jax.grad.  The store is a small LRU (``_KEEP`` pullbacks, the newest); a token
+    # no longer there (evicted, or an unusual schedule) means recomputing the pullback from
+    # the inputs, so the result never depends on it.  Batched vmap methods (the callback
+    # sees a whole batch) always recompute.
     def _vjp_fwd(self, *xs):
-        return self.call(*xs), xs
+        if self.vmap_method not in ("sequential", "sequential_unrolled"):
+            return self.call(*xs), (None, xs)
+        if self._keep is None:
+            # differentiable itself (grad of grad differentiates this fwd): its derivative
+            # is the node's, computed without the token; its own fwd calls it again, which
+            # reaches the callback once no outer differentiation is left
+            keep = jax.custom_vjp(lambda *xs: jax.pure_callback(
+                self._host_keep, (*self.out_sds, _TOKEN), *xs, vmap_method=self.vmap_method))
+            keep.defvjp(lambda *xs: (keep(*xs), xs),
+                        lambda xs, cts: self._vjp_bwd((None, xs), cts[:-1]))
+            self._keep = keep
+        res = self._keep(*xs)
+        return tuple(res[:-1]), (res[-1], xs)
 
-    def _vjp_bwd(self, xs, gs):
+    def _host_keep(self, *xs):
+        outs, back = _pullback_diff(self.fn, self.din, [np.asarray(x) for x in xs])
+        token = next(_TOKENS) % 2_000_000_000
+        _STORE[token] = back
+        while len(_STORE) > _KEEP:
+            _STORE.popitem(last=False)
+        fitted = tuple(_fit(getval(o), s, self, j)
+                       for j, (o, s) in enumerate(zip(outs, self.out_sds)))
+        return (*fitted, np.asarray(token, np.int32))
+
+    def _vjp_bwd(self, res, gs):
+        token, xs = res
         if self._rule is None:
             self._rule = self._make_vjp()
         gd = [gs[j] for j in self.dout]
-        cts = iter(self._rule.call(*xs, *gd))
+        if token is None:
+            cts = self._rule.call(*xs, *gd)
+        else:
+            if self._kept is None:
+                self._kept = self._make_kept()
+            cts = self._kept(token, *xs, *gd)
+        cts = iter(cts)
         return tuple(next(cts) if _diff(s.dtype) else np.zeros(s.shape, jax.dtypes.float0)
                      for s in self.in_sds)
+
+    def _make_kept(self):
+        """The backward through a kept pullback, as a JAX function of (token, xs, ȳ) whose own
+        derivative is the VJP node's (so jax.grad of jax.grad still recurses)."""
+        rule, n, dout = self._rule, len(self.in_sds), self.dout
+
+        def host(token, *args):
+            back = _STORE.get(int(token))
+            if back is None:
+                outs = rule.fn(*(np.asarray(a) for a in args))
+            else:
+                outs = _apply_back(back, [np.asarray(g) for g in args[n:]], dout,
+                                   [(s.shape, s.dtype) for s in self.out_sds])
+            return tuple(_fit(o, s, rule, j) for j, (o, s) in enumerate(zip(outs,
+                                                                             rule.out_sds)))
+
+        def call(token, *args):
+            return jax.pure_callback(host, rule.out_sds, token, *args,
+                                     vmap_method=self.vmap_method)
+
+        kept = jax.custom_vjp(call)
+        kept.defvjp(lambda token, *args: (kept(token, *args), args),
+                    lambda args, cts: (np.zeros((), jax.dtypes.float0),
+                                       *rule._vjp_bwd((None, args), cts)))
+        return kept
 
     def _make_vjp(self):
         fn, din, dout, in_sds, out_sds = self.fn, self.din, self.dout, self.in_sds, self.out_sds
         n = len(in_sds)
 
         def vjp_fn(*args):
-            xs, gs = list(args[:n]), args[n:]
-
-            def part(*d):
-                full = list(xs)
-                for k, v in zip(din, d):
-                    full[k] = v
-                return fn(*full)
-
-            outs, back = pullback(part, *(xs[k] for k in din))
-            bars = [np.zeros(np.shape(getval(o)), np.result_type(getval(o))) for o in outs]
-            for j, g in zip(dout, gs):
-                bars[j] = _conj_if_complex(g)  # JAX's cotangent -> diffsci's
-            return tuple(_conj_if_complex(c) for c in back(tuple(bars)))
+            outs, back = _pullback_diff(fn, din, list(args[:n]))
+            return _apply_back(back, args[n:], dout,
+                               [(np.shape(getval(o)), np.result_type(getval(o))) for o in outs])
 
         ins = in_sds + tuple(out_sds[j] for j in dout)
         return _Node(vjp_fn, self.name, ins, tuple(in_sds[k] for k in din), "rev",
@@ -150,6 +202,33 @@ class _Node:
         ins = in_sds + tuple(in_sds[k] for k in din)
         return _Node(jvp_fn, self.name, ins, tuple(out_sds[j] for j in dout), "fwd",
                      self.vmap_method, self.order + 1)
+
+
+_TOKEN = jax.ShapeDtypeStruct((), np.int32)
+_TOKENS = itertools.count(1)
+_STORE = collections.OrderedDict()  # token -> diffsci back (newest last)
+_KEEP = 4
+
+
+def _pullback_diff(fn, din, xs):
+    """diffsci's pullback of ``fn`` with respect to the float/complex inputs ``din`` only."""
+
+    def part(*d):
+        full = list(xs)
+        for k, v in zip(din, d):
+            full[k] = v
+        return fn(*full)
+
+    return pullback(part, *(xs[k] for k in din))
+
+
+def _apply_back(back, gs, dout, out_meta):
+    """Input cotangents (JAX's convention) from output cotangents ``gs`` (JAX's, for the
+    float/complex outputs ``dout``); zeros for the other outputs."""
+    bars = [np.zeros(shape, dt) for shape, dt in out_meta]
+    for j, g in zip(dout, gs):
+        bars[j] = _conj_if_complex(g)  # JAX's cotangent -> diffsci's
+    return tuple(_conj_if_complex(c) for c in back(tuple(bars)))
 
 
 def _fit(o, s, node, j):

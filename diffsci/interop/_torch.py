@@ -431,20 +431,49 @@ class _TorchPrim:
         return tuple(res[:n]), tuple(res[n:])
 
 
+def _is_diff_tensor(x):
+    return x.is_floating_point() or x.is_complex()
+
+
 def _torch_vjp(tfn, n_in, diff_out):
-    """``(*xs, *ȳ) -> x̄`` by ``torch.func.vjp`` over the float/complex inputs and outputs
-    (composable with ``torch.func.jvp`` and with itself, so every order recurses)."""
+    """``(*xs, *ȳ) -> x̄`` in torch.
+
+    Two versions: the function itself runs ``torch.autograd.grad`` (the fast one, recorded
+    for a further reverse order when its inputs require grad), and its ``functional``
+    attribute runs ``torch.func.vjp`` over the ``functional`` version of ``tfn``, which
+    ``torch.func.jvp`` can differentiate (forward over reverse: ``hessian``)."""
+    functional_tfn = getattr(tfn, "functional", tfn)
 
     def vjp(*args):
         xs, gs = args[:n_in], args[n_in:]
-        dx = [k for k, x in enumerate(xs) if x.is_floating_point() or x.is_complex()]
+        create = torch.is_grad_enabled() and any(a.requires_grad for a in args)
+        with torch.enable_grad():
+            xr = [x if x.requires_grad or not _is_diff_tensor(x)
+                  else x.detach().requires_grad_() for x in xs]
+            outs = [o for o, f in zip(tfn(*xr), diff_out) if f]
+            pairs = [(o, g) for o, g in zip(outs, gs) if o.requires_grad]
+            wrt = [x for x in xr if x.requires_grad]
+            if pairs and wrt:
+                grads = torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
+                                            allow_unused=True, create_graph=create)
+            else:
+                grads = [None] * len(wrt)
+        it = iter(grads)
+        res = []
+        for x in xr:
+            c = next(it) if x.requires_grad else None
+            res.append(torch.zeros_like(x) if c is None else c)
+        return tuple(res)
+
+    def vjp_functional(*args):
+        xs, gs = args[:n_in], args[n_in:]
+        dx = [k for k, x in enumerate(xs) if _is_diff_tensor(x)]
 
         def part(*d):
             full = list(xs)
             for k, v in zip(dx, d):
                 full[k] = v
-            outs = tfn(*full)
-            return tuple(o for o, f in zip(outs, diff_out) if f)
+            return tuple(o for o, f in zip(functional_tfn(*full), diff_out) if f)
 
         _, back = torch.func.vjp(part, *(xs[k] for k in dx))
         cts = back(tuple(gs))
@@ -453,15 +482,18 @@ def _torch_vjp(tfn, n_in, diff_out):
             res[k] = c
         return tuple(res)
 
+    vjp.functional = vjp_functional
     return vjp
 
 
 def _torch_jvp(tfn, n_in):
-    """``(*xs, *ẋ) -> (*y, *ẏ)`` by ``torch.func.jvp`` (forward-mode AD)."""
+    """``(*xs, *ẋ) -> (*y, *ẏ)`` by ``torch.func.jvp`` (forward-mode AD) of the
+    ``functional`` version of ``tfn``."""
+    functional_tfn = getattr(tfn, "functional", tfn)
 
     def jvp(*args):
         xs, ts = args[:n_in], args[n_in:]
-        out, tout = torch.func.jvp(tfn, tuple(xs), tuple(ts))
+        out, tout = torch.func.jvp(functional_tfn, tuple(xs), tuple(ts))
         return (*out, *tout)
 
     return jvp

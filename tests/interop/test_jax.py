@@ -165,3 +165,25 @@ def test_from_jax_complex_and_errors():
     jax.config.update("jax_enable_x64", True)
     with pytest.raises(TypeError, match=r"output leaf 0 is a str"):
         from_jax(lambda x: "nope", jit=False)(np.ones(2))
+
+
+def test_grad_runs_f_once_and_recomputes_when_the_pullback_is_gone(monkeypatch):
+    from diffsci.interop import _jax
+
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sum(np.sin(x) * x)
+
+    x = jnp.asarray([0.2, 0.9])
+    g = jax.jit(jax.grad(to_jax(f)))
+    ref = jnp.sin(x) + x * jnp.cos(x)
+    _close(g(x), ref)           # infers shapes (one call), compiles, runs
+    del calls[:]
+    _close(g(x), ref)
+    assert len(calls) == 1      # the backward reused the forward's pullback
+    monkeypatch.setattr(_jax, "_KEEP", 0)  # nothing kept: the backward recomputes
+    del calls[:]
+    _close(g(x), ref)
+    assert len(calls) == 2
