@@ -12,7 +12,8 @@ them (the ``source-read`` event), so they cannot drift from the code:
 * ``examples/<section>``: one section per example script, with its docstring, its source, and —
   when ``make demo`` has written ``gallery/`` — its RESULT line and figures.
 
-At ``builder-inited`` every ``>>>`` example in the user guide and the tutorials is run with
+At ``builder-inited`` every ``>>>`` example of the top-level pages, the user guide and the
+tutorials is run with
 :mod:`doctest` (in one namespace per page, in page order); a failure stops the build.
 """
 
@@ -79,6 +80,15 @@ API_PAGES: dict[str, tuple[str, str]] = {
     "api/diffsci.nn": ("diffsci.nn", "Small neural-network layers whose parameters are pytrees."),
     "api/diffsci.optim": ("diffsci.optim", "Optimisers and a bridge to ``scipy.optimize``."),
     "api/diffsci.testing": ("diffsci.testing", "The gradient checker every test uses."),
+    "api/diffsci.interop": (
+        "diffsci.interop",
+        "Bridges to PyTorch and JAX (optional: ``pip install -e '.[interop]'``; torch and jax are "
+        "imported on first use).",
+    ),
+    "api/diffsci.distributed": (
+        "diffsci.distributed",
+        "Scale-out on Dask (optional: ``pip install -e '.[distributed]'``).",
+    ),
     "api/raytrace": ("raytrace", "Differentiable ray tracer."),
     "api/quantum": ("quantum", "Differentiable state-vector simulator."),
     "api/sde": ("sde", "SDE solvers with gradients."),
@@ -526,7 +536,7 @@ def gallery_page(docname: str) -> str:
 
 # -- Runnable examples in the guide -----------------------------------------------------------
 
-DOCTEST_FOLDERS = ("guide", "tutorials")
+DOCTEST_FOLDERS = (".", "guide", "tutorials")
 DOCTEST_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
