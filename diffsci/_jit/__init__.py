@@ -16,7 +16,7 @@ from .._core import Dual, Tracer
 from .._tree import tree_flatten, tree_unflatten
 from . import _trace
 from ._codegen import GuardFail
-from ._compile import compile_program
+from ._compile import compile_program, numba_settings
 from ._trace import CannotCompile
 
 __all__ = ["jit", "JitFunction", "JitWarning"]
@@ -241,7 +241,8 @@ class JitFunction:
             exts = _externals(self.eager, prog)
             compiled = compile_program(prog, _fname(self.eager))
             spec = Specialization(prog, compiled, exts, None)
-            res = spec.run(dyn)  # compiles (or loads from Numba's cache) and checks itself
+            with numba_settings():
+                res = spec.run(dyn)  # compiles (or loads from Numba's cache)
         except (CannotCompile, GuardFail, Exception) as e:  # noqa: BLE001
             reason = _reason(e)
             entry.eager = _Eager(reason)

@@ -519,18 +519,14 @@ _GUARD_NONDIFF = {np.floor: "np.floor({0})", np.ceil: "np.ceil({0})",
                   np.isfinite: "np.isfinite({0})", np.isinf: "np.isinf({0})"}
 
 # Helpers the generated code calls (defined once, in every generated module).
-PRELUDE = '''\
+PRELUDE = """\
 import math
 
 import numba
 import numpy as np
+
 from diffsci._jit._codegen import GuardFail
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _sigmoid_s(x):
-    e = np.exp(-np.abs(x))
-    return (1.0 if x >= 0 else e) / (1.0 + e)
-'''
+from diffsci._jit._helpers import _sigmoid_s
+"""
 
 __all__ = ["GuardFail", "Opaque", "rules", "guard_source", "operator"]

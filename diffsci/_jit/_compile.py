@@ -73,6 +73,7 @@ class _Ctx:
         self.node_dtype = None
         self.tmp = 0
         self.layout_c = {}
+        self.kernels = {}  # name -> source of the fused loop kernels
 
     # -- values -----------------------------------------------------------------
     def value(self, a):
@@ -183,26 +184,37 @@ def _flush_group(ctx, grp, uses):
             ctx.emit(f"v{node.idx} = {_cast(srule(node, ops), node.value)}")
             ctx.where[f"v{node.idx}"] = ctx.seg.k
         return
+    # the loop nest is a kernel of its own, named by the hash of its source: the same
+    # computation on the same shapes (an LSTM's time steps, its layers) compiles once
+    params = {}  # outside operand source -> canonical parameter name
+
+    def param(src):
+        p = params.get(src)
+        if p is None:
+            p = params[src] = f"a{len(params)}"
+        return p
+
+    outs = {}
     for node in out_of_group:
-        ctx.emit(f"v{node.idx} = np.empty({shape!r}, {cg.dtype_name(dtype_of(node.value))})")
-        ctx.where[f"v{node.idx}"] = ctx.seg.k
-        ctx.layout_c[node.idx] = True
+        outs[node.idx] = f"o{len(outs)}"
     ix = ", ".join(f"i{j}" for j in range(d))
     body = []
     loads = {}
+    local = {}
 
     def operand(node, k):
         a = node.args[k]
         if isinstance(a, Ref) and a.idx in grp.ids:
-            return f"s{a.idx}"
+            return local[a.idx]
         v = ctx.value(a)
         sh = shape_of(v)
         if sh == ():
-            return ctx.arg(node, k)
+            e = ctx.arg(node, k)
+            return param(e) if isinstance(a, Ref) else e
         key = a.idx if isinstance(a, Ref) else ("c", id(a))
         name = loads.get(key)
         if name is None:
-            base = ctx.arg(node, k)
+            base = param(ctx.arg(node, k))
             off = d - len(sh)
             idx = ", ".join("0" if (n == 1 and shape[off + j] != 1) else f"i{off + j}"
                             for j, n in enumerate(sh))
@@ -214,13 +226,34 @@ def _flush_group(ctx, grp, uses):
     for node, srule in grp.members:
         ctx.node_dtype = dtype_of(node.value)
         ops = [operand(node, k) for k in range(len(node.args))]
-        body.append(f"s{node.idx} = {srule(node, ops)}")
-        if node in out_of_group:
-            body.append(f"v{node.idx}[{ix}] = s{node.idx}")
+        local[node.idx] = f"s{len(local)}"
+        body.append(f"{local[node.idx]} = {srule(node, ops)}")
+        if node.idx in outs:
+            body.append(f"{outs[node.idx]}[{ix}] = {local[node.idx]}")
+    lines = []
+    for node in out_of_group:
+        lines.append(f"    {outs[node.idx]} = np.empty({shape!r}, "
+                     f"{cg.dtype_name(dtype_of(node.value))})")
+    # while loops: Numba compiles them faster than ``for i in range(n)``
     for j in range(d):
-        ctx.emit(f"for i{j} in range({shape[j]}):", 1 + j)
-    for line in body:
-        ctx.emit(line, 1 + d)
+        lines.append("    " * (1 + j) + f"i{j} = 0")
+        lines.append("    " * (1 + j) + f"while i{j} < {shape[j]}:")
+    lines.extend("    " * (1 + d) + line for line in body)
+    for j in reversed(range(d)):
+        lines.append("    " * (2 + j) + f"i{j} += 1")
+    rets = ", ".join(outs.values()) + ("," if len(outs) == 1 else "")
+    lines.append(f"    return ({rets})")
+    kbody = "\n".join(lines)
+    kname = "k_" + hashlib.sha1((kbody + ",".join(params.values())).encode()).hexdigest()[:16]
+    ksrc = (f"{cg.PRELUDE}\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
+            f"def {kname}({', '.join(params.values())}):\n{kbody}\n")
+    ctx.kernels[kname] = ksrc
+    lhs = ", ".join(f"v{node.idx}" for node in out_of_group) + (
+        "," if len(out_of_group) == 1 else "")
+    ctx.emit(f"{lhs} = {kname}({', '.join(params)})")
+    for node in out_of_group:
+        ctx.where[f"v{node.idx}"] = ctx.seg.k
+        ctx.layout_c[node.idx] = True
 
 
 def _live(prog):
@@ -378,6 +411,10 @@ def compile_program(prog, name="f"):
         driver.append(("seg", seg))
     # the module of segments
     src = [cg.PRELUDE]
+    for kname, ksrc in ctx.kernels.items():
+        kmod = f"diffsci_jit{'py' if BACKEND == 'python' else ''}_{kname}"
+        _load(ksrc, kname, modname=kmod)
+        src.append(f"from {kmod} import {kname}\n")
     for kind, s in driver:
         if kind != "seg":
             continue
@@ -508,17 +545,63 @@ def _copy(v):
 _loaded = {}
 
 
-def _load(source, name):
+class numba_settings:
+    """Numba's LLVM settings while the generated code compiles: -O1 without the loop and SLP
+    vectorizers (on the generated straight-line and small-loop code they cost 3-6 times the
+    compile time for a run time within noise; numbers in benchmarks/bench_jit.py)."""
+
+    def __enter__(self):
+        from numba.core import config
+
+        self.saved = (config.OPT, config.LOOP_VECTORIZE, config.SLP_VECTORIZE)
+        config.OPT = type(config.OPT)(1)
+        config.LOOP_VECTORIZE = 0
+        config.SLP_VECTORIZE = 0
+
+    def __exit__(self, *exc):
+        from numba.core import config
+
+        config.OPT, config.LOOP_VECTORIZE, config.SLP_VECTORIZE = self.saved
+
+
+#: "numba" (compile the generated code) or "python" (run the same source as plain Python:
+#: the tests of the code generator use it to cover every primitive without compile times)
+BACKEND = os.environ.get("DIFFSCI_JIT_BACKEND", "numba")
+
+
+class _NoNumba:
+    """Stands in for ``numba`` in the generated source under the "python" backend."""
+
+    @staticmethod
+    def njit(*args, **kwargs):
+        return (lambda f: f) if not args or not callable(args[0]) else args[0]
+
+
+def _load(source, name, modname=None):
+    if BACKEND == "python":
+        digest = "py" + hashlib.sha1(source.encode()).hexdigest()[:20]
+        mod = _loaded.get(digest)
+        if mod is None:
+            modname = modname or f"diffsci_jit_{digest}"
+            import types
+
+            mod = types.ModuleType(modname)
+            code = source.replace("import numba\n", "")
+            mod.__dict__["numba"] = _NoNumba
+            sys.modules[modname] = mod
+            exec(compile(code, f"<diffsci.jit {name}>", "exec"), mod.__dict__)  # noqa: S102
+            _loaded[digest] = mod
+        return mod
     digest = hashlib.sha1(source.encode()).hexdigest()[:20]
     mod = _loaded.get(digest)
     if mod is not None:
         return mod
-    path = Path(cache_dir()) / f"jit_{digest}.py"
+    path = Path(cache_dir()) / f"{modname or 'jit_' + digest}.py"
     if not path.exists():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(source)
         os.replace(tmp, path)
-    modname = f"diffsci_jit_{digest}"
+    modname = modname or f"diffsci_jit_{digest}"
     spec = importlib.util.spec_from_file_location(modname, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[modname] = mod
