@@ -9,26 +9,67 @@ traced values and return plain results.
 """
 
 import numpy as _np
-from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy
+from numpy import (  # noqa: F401  constants and dtypes are shared with NumPy  # noqa: F401  the rest of NumPy's dtypes, scalar types and type queries
     bool_,
+    byte,
+    bytes_,
+    cdouble,
+    character,
+    clongdouble,
     complex64,
     complex128,
+    complexfloating,
+    csingle,
+    double,
+    dtype,
     e,
+    errstate,
     euler_gamma,
+    finfo,
+    flexible,
     float16,
     float32,
     float64,
+    floating,
+    generic,
+    half,
+    iinfo,
+    inexact,
     inf,
     int8,
     int16,
     int32,
     int64,
+    int_,
+    intc,
     integer,
+    intp,
+    long,
+    longdouble,
+    longlong,
     nan,
     ndarray,
     newaxis,
+    number,
+    object_,
     pi,
+    short,
+    signedinteger,
+    single,
+    str_,
+    ubyte,
+    uint,
     uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintc,
+    uintp,
+    ulong,
+    ulonglong,
+    unsignedinteger,
+    ushort,
+    void,
 )
 
 from .._inplace import buffer_like as _buffer_like
@@ -47,6 +88,7 @@ from ._wrap import *  # noqa: F403
 from ._wrap import _nd
 
 globals().update(_nd)
+row_stack = vstack  # noqa: F405  NumPy's (deprecated) alias
 
 # Buffers made from traced arrays are traced constants, so in-place writes can fill them.
 zeros_like = _buffer_like(_np.zeros_like)

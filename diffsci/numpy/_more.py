@@ -1511,7 +1511,8 @@ def copyto(dst, src, casting="same_kind", where=True):
 # ---- non-differentiable (integer results): they take traced values and return plain ones
 _NONDIFFERENTIABLE_MORE = ["nanargmax", "nanargmin", "diag_indices_from", "mask_indices",
                            "bitwise_count", "bitwise_invert", "bitwise_left_shift",
-                           "bitwise_right_shift", "isnat"]
+                           "bitwise_right_shift", "isnat", "issubdtype", "isdtype",
+                           "promote_types", "iterable", "typename", "mintypecode"]
 for _n in _NONDIFFERENTIABLE_MORE:
     if hasattr(np, _n):
         globals()[_n] = nondifferentiable(getattr(np, _n))

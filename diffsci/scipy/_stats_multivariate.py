@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.stats
 
 from .._core import getval, is_tracer
 from . import linalg as L
@@ -140,6 +141,12 @@ class multivariate_normal_gen:
         logdet, _, rank, _ = self._factor("entropy", cov, d, allow_singular)
         return 0.5 * (rank * (1 + _LOG_2PI) + logdet)
 
+    def rvs(self, mean=None, cov=1, size=1, random_state=None):
+        """SciPy's draws at the plain values of ``mean`` and ``cov`` (not differentiable)."""
+        return scipy.stats.multivariate_normal.rvs(
+            None if mean is None else _plain(mean), _plain(cov), size=size,
+            random_state=random_state)
+
     def __call__(self, mean=None, cov=1, allow_singular=False):
         """Freeze: ``multivariate_normal(mean, cov)``."""
         return _FrozenMVN(self, mean, cov, allow_singular)
@@ -228,6 +235,11 @@ class dirichlet_gen:
         k = np.shape(getval(alpha))[0]
         return (self._lognorm(alpha) + (a0 - k) * S.digamma(a0)
                 - np.sum((alpha - 1) * S.digamma(alpha)))
+
+    def rvs(self, alpha, size=1, random_state=None):
+        """SciPy's draws at the plain value of ``alpha`` (not differentiable: sampling)."""
+        _check_alpha("rvs", alpha)
+        return scipy.stats.dirichlet.rvs(_plain(alpha), size=size, random_state=random_state)
 
     def __call__(self, alpha):
         _check_alpha("__call__", alpha)

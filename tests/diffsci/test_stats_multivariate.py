@@ -171,5 +171,24 @@ def test_every_multivariate_method_is_tested():
     for name, methods in tested.items():
         d = getattr(D, name)
         public = {m for m in dir(d) if not m.startswith("_") and callable(getattr(d, m))
-                  and m != "name"}
+                  and m not in ("name", "rvs")}
         assert set(d.methods) == methods == public, (name, public)
+
+
+def test_rvs_are_scipys_draws_at_the_plain_parameters():
+    # sampling is not differentiated: the draws equal SciPy's, traced parameters or not
+    alpha, mean = np.array([1.5, 2.0, 0.7]), np.array([0.3, -1.0])
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    np.testing.assert_array_equal(D.dirichlet.rvs(alpha, size=4, random_state=3),
+                                  st.dirichlet.rvs(alpha, size=4, random_state=3))
+    np.testing.assert_array_equal(
+        D.multivariate_normal.rvs(mean, cov, size=5, random_state=4),
+        st.multivariate_normal.rvs(mean, cov, size=5, random_state=4))
+
+    def loss(a):
+        x = D.dirichlet.rvs(a, size=1, random_state=5)[0]
+        assert not ds.extend.is_tracer(x)
+        return np.sum(D.dirichlet.logpdf(x, a))
+    ds.grad(loss)(alpha)
+    with pytest.raises(ValueError, match="alpha"):
+        D.dirichlet.rvs(np.array([1.0, -1.0]))

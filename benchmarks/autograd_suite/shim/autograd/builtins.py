@@ -1,0 +1,1 @@
+from . import dict, isinstance, list, tuple, type  # noqa: F401

@@ -1,0 +1,1 @@
+from diffsci.fft import *  # noqa: F403

@@ -1,0 +1,1 @@
+from diffsci.scipy.integrate import *  # noqa: F403

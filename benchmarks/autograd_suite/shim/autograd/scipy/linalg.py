@@ -1,0 +1,1 @@
+from diffsci.scipy.linalg import *  # noqa: F403

@@ -1,0 +1,1 @@
+from diffsci.scipy.signal import *  # noqa: F403

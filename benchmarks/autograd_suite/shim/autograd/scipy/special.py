@@ -1,0 +1,1 @@
+from diffsci.scipy.special import *  # noqa: F403

@@ -1,0 +1,1 @@
+from diffsci.scipy.stats import *  # noqa: F403
