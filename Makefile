@@ -100,7 +100,7 @@ lint: | $(VPY)
 	$(VPY) -m ruff check .
 
 clean:
-	rm -rf gallery bench_results build dist .pytest_cache .ruff_cache .hypothesis
+	rm -rf gallery bench_results build dist .pytest_cache .ruff_cache .mypy_cache .hypothesis
 	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -prune \
 	    -exec rm -rf {} +
 

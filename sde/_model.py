@@ -127,8 +127,8 @@ class SDE:
 
     drift: Callable
     diffusion: Callable
-    noise: Noise = Noise.DIAGONAL
-    calculus: Calculus = Calculus.ITO
+    noise: Noise | str = Noise.DIAGONAL  # a string is converted to its Noise
+    calculus: Calculus | str = Calculus.ITO
 
     def __post_init__(self):
         for name in ("drift", "diffusion"):
