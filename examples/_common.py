@@ -94,3 +94,65 @@ def result(message: str) -> None:
         RESULT: d/dx sin(1) = 0.5403023037918872 (cos 1 = 0.5403023058681398)
     """
     print(f"RESULT: {message}", flush=True)
+
+
+def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptitle,
+               loss_label="MSE loss", show=None, mark=None):
+    """The figure of an inverse problem: images on top, the fit against the truth below.
+
+    Args:
+        images: the pictures to show in the top row (initial guess, final fit, target, ...).
+        titles: one title per image.
+        history: the fitted parameters per iteration, shape ``(iterations + 1, k)`` (the start
+            first), or ``None`` for no parameter panel.
+        truth: the true values, shape ``(k,)``; drawn as dashed lines of the same colour.
+        labels: one name per parameter (``"x"``, ``"ω₁"`` ...).
+        ylabel: the parameters' axis label, with units.
+        losses: the loss per iteration (log scale).
+        suptitle: the figure's title.
+        loss_label: the loss axis label, with units.
+        show: ``show(ax, image)`` draws one image (default ``ax.imshow(image)``).
+        mark: an iteration to mark with a dotted line (e.g. the paper's figure), or ``None``.
+
+    Returns:
+        The ``matplotlib.figure.Figure``.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    n = len(images)
+    fig = plt.figure(figsize=(max(12, 4 * n), 8))
+    grid = fig.add_gridspec(2, 2 * n)
+    for k, (img, title) in enumerate(zip(images, titles)):
+        ax = fig.add_subplot(grid[0, 2 * k : 2 * k + 2])
+        if show is None:
+            ax.imshow(img)
+        else:
+            show(ax, img)
+        ax.set_title(title)
+        ax.axis("off")
+    half = n if history is not None else 0
+    if history is not None:
+        ax = fig.add_subplot(grid[1, :half])
+        history = np.asarray(history)
+        steps = np.arange(len(history))
+        for k, label in enumerate(labels):
+            color = f"C{k % 10}"
+            ax.plot(steps, history[:, k], color=color, label=f"fitted {label}")
+            ax.axhline(truth[k], color=color, ls="--", lw=1, label=f"true {label} = {truth[k]:g}")
+        if mark is not None:
+            ax.axvline(mark, color="k", ls=":", lw=1)
+        ax.set_xlabel("Adam iteration")
+        ax.set_ylabel(ylabel)
+        ax.set_title("fitted parameters against the truth")
+        ax.legend(fontsize=9, ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.9)
+    ax = fig.add_subplot(grid[1, half:])
+    ax.semilogy(losses)
+    if mark is not None:
+        ax.axvline(mark, color="k", ls=":", lw=1)
+    ax.set_xlabel("Adam iteration")
+    ax.set_ylabel(loss_label)
+    ax.set_title("loss")
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig

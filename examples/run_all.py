@@ -5,8 +5,10 @@ each in its own subprocess (this Python, cwd = the repository root, ``MPLBACKEND
 ``DIFFSCI_GALLERY_DIR`` = the gallery folder, the repository root on ``PYTHONPATH``) and shows one
 progress line per example. Each example writes PNGs into the gallery folder and prints a final
 ``RESULT: ...`` line; the runner attributes to each example the PNGs it created or rewrote, keeps
-its full output in ``gallery/logs/``, and writes ``gallery/index.html``: one section per example
-with its name, the first line of its docstring, its RESULT line, its runtime and its images.
+its full output in ``gallery/logs/``, and writes ``gallery/index.html``: one section per package
+(the folder below ``examples/``) opening with a grid of thumbnails, then per example its name, the
+first line of its docstring, its RESULT line, its runtime, its images and links to its source and
+log.
 
 Results are kept in ``gallery/results.json``, so running a few examples with ``-k`` refreshes their
 sections and keeps the others from earlier runs. Every selected example runs even after a failure;
@@ -212,6 +214,7 @@ _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
        color: #222; }
 h1 { margin-bottom: 0.2em; }
+h2.package { margin-top: 1.6em; border-bottom: 2px solid #444; padding-bottom: 0.2em; }
 .meta { color: #666; }
 section { border-top: 1px solid #ddd; padding: 0.8em 0; }
 .caption { font-size: 1.05em; }
@@ -221,62 +224,125 @@ section { border-top: 1px solid #ddd; padding: 0.8em 0; }
 pre.tail { padding: 0.4em 0.6em; overflow-x: auto; font-size: 0.85em; }
 .status-ok { color: #282; } .status-failed { color: #c33; font-weight: bold; }
 img { max-width: 100%; margin: 0.4em 0; border: 1px solid #eee; }
+.thumbs { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 0.8em;
+          margin: 0.6em 0 1em; }
+.thumb { border: 1px solid #ddd; border-radius: 4px; padding: 0.4em; text-decoration: none;
+         color: inherit; font-size: 0.85em; }
+.thumb img { width: 100%; height: 120px; object-fit: contain; border: none; margin: 0; }
+.thumb .noimg { height: 120px; display: flex; align-items: center; justify-content: center;
+                background: #f6f6f6; color: #888; }
 """
+
+# Sections of the page, in order: the folder below examples/ ("" for the flat core scripts).
+PACKAGES = {
+    "": "diffsci: the core",
+    "raytrace": "raytrace: inverse rendering",
+    "quantum": "quantum: variational circuits",
+    "sde": "sde: stochastic differential equations",
+    "finance": "finance: pricing, Greeks, calibration",
+}
+
+
+def package_of(name: str) -> str:
+    """The gallery section of an example: its folder below ``examples/`` ('' for flat ones)."""
+    return name.split("/", 1)[0] if "/" in name else ""
+
+
+def package_title(package: str) -> str:
+    return PACKAGES.get(package, package)
+
+
+def source_link(gallery: Path, name: str) -> str:
+    """The relative URL from the gallery page to ``examples/<name>.py``."""
+    source = EXAMPLES_DIR / f"{name}.py"
+    return quote(Path(os.path.relpath(source, gallery)).as_posix())
 
 
 def write_index(gallery: Path, outcomes: list[Outcome]) -> Path:
-    """Write ``gallery/index.html`` for ``outcomes`` (in order) and return its path."""
+    """Write ``gallery/index.html`` for ``outcomes``: one section per package, each opening with
+    a grid of thumbnails, then one entry per example (docstring line, RESULT, figures, links to
+    its source and its log). Returns the page's path."""
     esc = html.escape
     n_ok = sum(o.ok for o in outcomes)
     generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    packages: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        packages.setdefault(package_of(o.name), []).append(o)
+    order = [p for p in PACKAGES if p in packages] + [p for p in packages if p not in PACKAGES]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request
         "<title>diffsci example gallery</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>diffsci example gallery</h1>",
         f'<p class="meta">{len(outcomes)} examples, {n_ok} ok, '
         f"{len(outcomes) - n_ok} failed. Generated {esc(generated)} with Python "
         f"{esc(sys.version.split()[0])}. Rerun with <code>make demo</code> or "
-        "<code>python -m examples [--full] [-k name]</code>.</p>",
+        "<code>python -m examples [--full] [-k name]</code>; <code>--full</code> runs the long "
+        "settings (more steps, finer grids, bigger images).</p>",
     ]
-    if outcomes:
-        parts.append("<ul>")
-        for o in outcomes:
-            status = "ok" if o.ok else "failed"
-            parts.append(
-                f'<li><a href="#{esc(o.name)}">{esc(o.name)}</a> '
-                f'<span class="status-{status}">{status}</span> {esc(o.title)}</li>'
-            )
-        parts.append("</ul>")
-    else:
+    if not outcomes:
         parts.append("<p>No examples yet: add <code>examples/NN_name.py</code>.</p>")
-    for o in outcomes:
-        status = "ok" if o.ok else "failed"
-        parts.append(f'<section id="{esc(o.name)}" class="{status}">')
-        parts.append(f"<h2>{esc(o.name)}</h2>")
-        if o.title:
-            parts.append(f'<p class="caption">{esc(o.title)}</p>')
-        detail = f"{o.seconds:.1f} s, {'--full' if o.full else 'quick'} run, {esc(o.finished)}"
-        if o.reason:
-            detail += f": {esc(o.reason)}"
-        log_link = f' &middot; <a href="{quote(o.log)}">log</a>' if o.log else ""
-        badge = f'<span class="status-{status}">{status}</span>'
-        parts.append(f'<p class="meta">{badge} ({detail}){log_link}</p>')
-        if o.result is not None:
-            parts.append(f'<div class="result">RESULT: {esc(o.result)}</div>')
-        for image in o.images:
-            parts.append(
-                f'<div><a href="{quote(image)}"><img src="{quote(image)}" alt="{esc(image)}" '
-                'loading="lazy"></a></div>'
+    if len(order) > 1:
+        links = " &middot; ".join(
+            f'<a href="#pkg-{esc(p or "core")}">{esc(package_title(p))}</a>' for p in order
+        )
+        parts.append(f"<p>{links}</p>")
+    for package in order:
+        parts.append(
+            f'<h2 class="package" id="pkg-{esc(package or "core")}">'
+            f"{esc(package_title(package))}</h2>"
+        )
+        parts.append('<div class="thumbs">')
+        for o in packages[package]:
+            status = "ok" if o.ok else "failed"
+            thumb = (
+                f'<img src="{quote(o.images[0])}" alt="{esc(o.name)}" loading="lazy">'
+                if o.images and (gallery / o.images[0]).is_file()
+                else '<div class="noimg">no figure</div>'
             )
-        if o.output_tail:
-            parts.append(f'<pre class="tail">{esc(o.output_tail)}</pre>')
-        parts.append("</section>")
+            parts.append(
+                f'<a class="thumb" href="#{esc(o.name)}">{thumb}<div><b>{esc(o.name)}</b> '
+                f'<span class="status-{status}">{status}</span></div>'
+                f"<div>{esc(o.title)}</div></a>"
+            )
+        parts.append("</div>")
+        for o in packages[package]:
+            parts += _entry(gallery, o)
     parts.append("</body></html>")
     index = gallery / "index.html"
     index.write_text("\n".join(parts) + "\n", encoding="utf-8")
     return index
+
+
+def _entry(gallery: Path, o: Outcome) -> list[str]:
+    esc = html.escape
+    status = "ok" if o.ok else "failed"
+    parts = [f'<section id="{esc(o.name)}" class="{status}">', f"<h3>{esc(o.name)}</h3>"]
+    if o.title:
+        parts.append(f'<p class="caption">{esc(o.title)}</p>')
+    detail = f"{o.seconds:.1f} s, {'--full' if o.full else 'quick'} run, {esc(o.finished)}"
+    if o.reason:
+        detail += f": {esc(o.reason)}"
+    links = f' &middot; <a href="{source_link(gallery, o.name)}">source</a>'
+    if o.log and (gallery / o.log).is_file():
+        links += f' &middot; <a href="{quote(o.log)}">log</a>'
+    badge = f'<span class="status-{status}">{status}</span>'
+    parts.append(f'<p class="meta">{badge} ({detail}){links}</p>')
+    if o.result is not None:
+        parts.append(f'<div class="result">RESULT: {esc(o.result)}</div>')
+    for image in o.images:
+        if (gallery / image).is_file():
+            parts.append(
+                f'<div><a href="{quote(image)}"><img src="{quote(image)}" alt="{esc(image)}" '
+                'loading="lazy"></a></div>'
+            )
+    if o.output_tail:
+        parts.append(f'<pre class="tail">{esc(o.output_tail)}</pre>')
+    parts.append("</section>")
+    return parts
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

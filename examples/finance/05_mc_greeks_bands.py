@@ -43,26 +43,30 @@ def main():
 
     h_ref = np.array([ds.grad(fourier, argnums=(0, 1))(float(s), HP.v0) for s in spots])
 
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     covered, total = 0, 0
-    panels = [(axes[0, 0], "delta", bs["delta"], {False: rows[False]}, "BS delta"),
-              (axes[0, 1], "vega", bs["vega"], {False: rows[False]}, "BS vega"),
-              (axes[1, 0], "delta", h_ref[:, 0], {False: hs}, "Heston delta"),
-              (axes[1, 1], "d_v0", h_ref[:, 1], {False: hs}, "Heston ∂price/∂v₀")]
-    for ax, name, ref, sets, title in panels:
+    delta_unit = "delta error (∂V/∂S, currency/currency)"
+    panels = [(axes[0, 0], "delta", bs["delta"], {False: rows[False]}, "BS delta", delta_unit),
+              (axes[0, 1], "vega", bs["vega"], {False: rows[False]}, "BS vega",
+               "vega error (∂V/∂σ, currency per 1.00 of vol)"),
+              (axes[1, 0], "delta", h_ref[:, 0], {False: hs}, "Heston delta", delta_unit),
+              (axes[1, 1], "d_v0", h_ref[:, 1], {False: hs}, "Heston ∂price/∂v₀",
+               "∂V/∂v₀ error (currency per unit of variance)")]
+    for ax, name, ref, sets, title, ylabel in panels:
         ax.axhline(0.0, color="k", lw=1.0, label="analytic (closed form / AD of Fourier)")
         for res in sets.values():
             est = np.array([r[name][0] for r in res])
             se = np.array([r[name][1] for r in res])
             ax.fill_between(spots, est - ref - z * se, est - ref + z * se, alpha=0.3,
-                            label="MC pathwise adjoint − analytic, ±95 % band")
+                            label="MC pathwise adjoint − analytic (95 % band: ±1.96 s.e.)")
             ax.plot(spots, est - ref, ".-", ms=4)
             covered += int(np.sum(np.abs(est - ref) <= z * se))
             total += len(spots)
         ax.set_title(f"{title}: MC − analytic (analytic spans {np.min(ref):.3g} … "
                      f"{np.max(ref):.3g})")
-        ax.set_xlabel("spot")
-        ax.legend(fontsize=8)
+        ax.set_xlabel("spot S₀ (currency units; strike 100)")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=10, loc="best", framealpha=0.8)
     fig.suptitle(f"Monte Carlo pathwise Greeks with 95 % confidence bands ({n_paths} paths)")
     fig.tight_layout()
     save_figure(fig)

@@ -13,18 +13,17 @@ squared pixel loss, with ``edges=True``: the gradient is the edge-sampling term 
 cannot move at all.
 
 Default: 48×48 images, 4 samples per pixel, 200 steps; ``--full``: 96×96, 400 steps. The figure
-shows the initial, fitted and target silhouettes and the loss; the RESULT line gives the pose
-errors.
+shows the initial, final fitted and target silhouettes, the six pose parameters against the
+truth over the iterations, and the loss; the RESULT line gives the pose errors.
 """
 
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import diffsci as ds
 import raytrace as rt
-from examples._common import parse_args, result, save_figure
+from examples._common import fit_figure, parse_args, result, save_figure
 
 TARGET = {"omega": np.array([0.35, 0.7, 0.3]), "shift": np.array([0.2, -0.1, 0.3])}
 START = {"omega": np.array([0.15, 0.45, 0.05]), "shift": np.array([-0.1, 0.1, 0.1])}
@@ -73,24 +72,27 @@ def main():
     value_and_grad = ds.value_and_grad(loss)
     opt = ds.optim.Adam(lambda k: 0.03 * 0.1 ** (k / steps))
     pose, state, losses = START, opt.init(START), []
+    flat = lambda p: np.concatenate([np.asarray(p["omega"]), np.asarray(p["shift"])])  # noqa: E731
+    path = [flat(START)]
     t0 = time.perf_counter()
     for step in range(steps):
         value, g = value_and_grad(pose, step)
         losses.append(float(value))
         pose, state = opt.update(g, state, pose)
+        path.append(flat(pose))
+        if (step + 1) % 50 == 0:
+            print(f"step {step + 1}/{steps}: loss {value:.3g}", flush=True)
     fit_s = time.perf_counter() - t0
 
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
-    for ax, p, title in zip(axes, (START, pose, TARGET),
-                            ("initial pose", f"after {steps} steps", "target silhouette")):
-        ax.imshow(rt.render(make_scene(p, size), depth=0, samples=16)[..., 0], cmap="gray")
-        ax.set_title(title)
-        ax.axis("off")
-    axes[3].semilogy(losses)
-    axes[3].set_xlabel("Adam iteration")
-    axes[3].set_ylabel("MSE loss")
-    axes[3].set_title("loss")
-    fig.suptitle(f"Box pose from its silhouette, {size}x{size} (edge term only)")
+    images = [rt.render(make_scene(p, size), depth=0, samples=16)[..., 0]
+              for p in (START, pose, TARGET)]
+    fig = fit_figure(images, ("initial pose", f"final fit (after {steps} steps)",
+                              "target silhouette"),
+                     path, flat(TARGET), ("ω₁", "ω₂", "ω₃", "shift x", "shift y", "shift z"),
+                     "rotation vector ω (rad), shift (scene units)", losses,
+                     loss_label="MSE loss (silhouette intensity², per pixel and channel)",
+                     show=lambda ax, img: ax.imshow(img, cmap="gray"),
+                     suptitle=f"Box pose from its silhouette, {size}x{size} (edge term only)")
     save_figure(fig)
     # Compare poses by where they put the box's corners (the box's symmetries aside).
     corner_err = float(np.abs(rotate(np.asarray(pose["omega"]), VERTS) + pose["shift"]
