@@ -153,13 +153,15 @@ def main():
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for name, h in runs.items():
         ax1.loglog(np.arange(1, len(h) + 1), np.maximum(h, 1e-30), label=name)
-    ax1.set_xlabel("iteration + 1")
-    ax1.set_ylabel("f(x) − f*")
+    ax1.set_xlabel("iteration + 1 (log scale)")
+    ax1.set_ylabel("f(x) − f* (dimensionless)")
     ax1.set_title(f"extended Rosenbrock, n = {n}: convergence")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     h_start = hess(x0)
     im = ax2.imshow(np.log10(np.abs(h_start) + 1e-16), cmap="viridis")
     fig.colorbar(im, ax=ax2, label="log10 |H_ij|")
+    ax2.set_xlabel("column j (variable index)")
+    ax2.set_ylabel("row i (variable index)")
     ax2.set_title("exact Hessian at x0 (forward over reverse)")
     save_figure(fig)
 

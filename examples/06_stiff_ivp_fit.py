@@ -99,12 +99,13 @@ def main():
         line, = ax1.semilogx(tt, scale * yy[i], label=f"{name} (fit)")
         if i in observed:
             ax1.semilogx(t_obs, data[i], "o", color=line.get_color(), ms=4)
-    ax1.set_xlabel("t")
+    ax1.set_xlabel("t (s, log scale)")
+    ax1.set_ylabel("concentration (mol/L; y2 scaled by 1e4)")
     ax1.set_title("Robertson kinetics: data (dots) and the fitted model")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=10)
     ax2.semilogy(np.maximum(history, 1e-12))
     ax2.set_xlabel("loss evaluation")
-    ax2.set_ylabel("χ²")
+    ax2.set_ylabel("χ² (dimensionless)")
     ax2.set_title("L-BFGS-B with gradients through Radau's implicit steps")
     save_figure(fig)
 

@@ -58,7 +58,7 @@ def main():
             where="pre", label="instantaneous forward")
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("maturity (years)")
-    ax.set_ylabel("%")
+    ax.set_ylabel("rate (% per year)")
     ax.set_title("bootstrapped curve (piecewise-constant forwards)")
     ax.legend()
     for ax, d, ylabels, title in (
@@ -68,7 +68,8 @@ def main():
         im = ax.imshow(d, cmap="viridis")
         ax.set_xticks(range(12), LABELS, rotation=90)
         ax.set_yticks(range(len(ylabels)), ylabels)
-        ax.set_xlabel("par rate bumped")
+        ax.set_xlabel("par rate bumped (maturity)")
+        ax.set_ylabel("bond (maturity, coupon)")
         ax.set_title(title)
         fig.colorbar(im, ax=ax, label="key-rate duration (years)")
     fig.tight_layout()

@@ -55,7 +55,7 @@ def main():
                                  dividend=DIV, is_call=k_fine >= SPOT)
         line, = axes[0].plot(k_fine, 100 * iv, label=f"T = {t:g}")
         axes[0].plot(STRIKES, 100 * quotes[j], "o", color=line.get_color())
-    axes[0].set_xlabel("strike")
+    axes[0].set_xlabel("strike (currency units)")
     axes[0].set_ylabel("implied vol (%)")
     axes[0].set_title("fitted Heston smiles (lines) over the 25 quotes (dots)")
     axes[0].legend()
@@ -66,6 +66,8 @@ def main():
     axes[1].bar(x + 0.2, [r.nfev / 100 for r in runs], 0.4,
                 label="objective / residual evaluations / 100")
     axes[1].set_xticks(x, names)
+    axes[1].set_xlabel("calibration method (gradient or Jacobian)")
+    axes[1].set_ylabel("seconds; evaluations / 100")
     axes[1].set_title("iterations: " + ", ".join(str(r.nit) for r in runs))
     axes[1].legend()
     fig.tight_layout()

@@ -82,9 +82,12 @@ def main():
             ax.plot(lsm_s, lsm[:, 2], "o", ms=3, label="LSM pathwise (boundary fixed)")
         ax.axvline(boundary, color="grey", lw=0.8)
         ax.set_title(title)
+    axes[0].set_ylabel("price (currency units)")
+    axes[1].set_ylabel("delta (currency/currency)")
+    axes[2].set_ylabel("gamma (per currency unit of spot)")
     for ax in axes:
-        ax.set_xlabel("spot S")
-        ax.legend(fontsize=8)
+        ax.set_xlabel("spot S (currency units)")
+        ax.legend(fontsize=9)
     fig.tight_layout()
     save_figure(fig)
     result(f"American put K=40 r=6% σ=20% T=1, CRR {n} steps: V(36) {p36:.4f} (LS 2001: "

@@ -36,6 +36,16 @@ def analytic(S, T):
     }
 
 
+GREEK_UNITS = {
+    "delta": "currency/currency",
+    "gamma": "per currency unit",
+    "vega": "currency per 1.00 of vol",
+    "theta": "currency per year",
+    "vanna": "per 1.00 of vol",
+    "volga": "currency per (1.00 of vol)²",
+}
+
+
 def main():
     args = parse_args()
     n = 121 if args.full else 41
@@ -50,9 +60,9 @@ def main():
     for ax, k in zip(axes.ravel(), names):
         cs = ax.contourf(S, T, np.asarray(ad[k]), levels=24, cmap="viridis")
         ax.contour(S, T, ref[k], levels=8, colors="white", linewidths=0.6)
-        fig.colorbar(cs, ax=ax)
+        fig.colorbar(cs, ax=ax, label=f"{k} ({GREEK_UNITS[k]})")
         ax.set_title(f"{k} (AD; white: closed form) max rel. gap {err[k]:.0e}")
-        ax.set_xlabel("spot")
+        ax.set_xlabel("spot (currency units)")
         ax.set_ylabel("expiry (years)")
     fig.suptitle("European call Greeks by AD over a spot × expiry grid "
                  f"(K = {K:g}, r = {R:.0%}, q = {Q:.0%}, σ = {VOL:.0%})")

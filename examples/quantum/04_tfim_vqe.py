@@ -82,12 +82,12 @@ def main():
     ax1.plot(hist / N, label=f"HVA, p = {layers} ({circuit.n_params} angles)")
     ax1.axhline(e_exact / N, color="k", ls="--", label=f"exact {e_exact / N:.6f}")
     ax1.set_xlabel("L-BFGS iteration")
-    ax1.set_ylabel("energy per site")
+    ax1.set_ylabel("energy per site (units of J)")
     ax1.set_title(f"TFIM, {N} sites, periodic, J = h = 1")
-    ax1.legend()
+    ax1.legend(fontsize=10)
     ax2.semilogy(np.maximum(np.abs(hist - e_exact) / abs(e_exact), 1e-16))
     ax2.set_xlabel("L-BFGS iteration")
-    ax2.set_ylabel("relative energy error")
+    ax2.set_ylabel("relative energy error (dimensionless)")
     save_figure(fig)
     result(
         f"{N}-qubit critical TFIM VQE (Hamiltonian-variational ansatz, p = {layers}, "

@@ -47,16 +47,19 @@ def main():
     for i in range(min(paths, 5)):
         ax1.plot(ts, x[:, i, 0], lw=0.8)
     ax1.axhline(est[1], color="k", ls="--", label=f"fitted μ = {est[1]:.3f}")
-    ax1.set_xlabel("t")
+    ax1.set_xlabel("t (time, arbitrary units)")
+    ax1.set_ylabel("X_t (arbitrary units)")
     ax1.set_title("observed OU paths (5 shown)")
-    ax1.legend()
+    ax1.legend(fontsize=10)
     names = ["θ", "μ", "σ"]
     ax2.errorbar(range(3), est / p, yerr=1.96 * se / p, fmt="o", capsize=4,
                  label="estimate / truth, 95% CI")
     ax2.axhline(1.0, color="k", lw=0.8)
     ax2.set_xticks(range(3), names)
+    ax2.set_xlabel("parameter")
+    ax2.set_ylabel("estimate / truth (ratio)")
     ax2.set_title("recovered parameters")
-    ax2.legend()
+    ax2.legend(fontsize=10)
     save_figure(fig)
     text = ", ".join(f"{n} = {e:.3f} ± {s:.3f} (true {t})"
                      for n, e, s, t in zip(names, est, se, p))

@@ -122,9 +122,10 @@ def main():
         ax.plot(t_plot, z.mean(axis=1), "C0", lw=2, label="mean")
         ax.plot(t_obs, x_obs, "ko", ms=4, label="data")
         ax.set_title(f"{title} training (200 paths)")
-        ax.set_xlabel("t")
+        ax.set_xlabel("t (time, arbitrary units)")
+        ax.set_ylabel("latent z (arbitrary units)")
         ax.set_ylim(-1.5, 1.5)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     pz = p1["p0"]
     zp0 = pz[0] + np.exp(pz[1]) * np.random.default_rng(8).standard_normal((200, 1))
     zp = sde.sdeint(PRIOR, zp0, t_plot, None, dt=DT, seed=8, method="reversible_heun")[:, :, 0]
@@ -133,15 +134,17 @@ def main():
     axes[2].plot(t_plot, zp[:, :20], "C1", lw=0.5, alpha=0.6)
     axes[2].plot(t_obs, x_obs, "ko", ms=4, label="data")
     axes[2].set_title("learned OU prior (200 paths)")
-    axes[2].set_xlabel("t")
+    axes[2].set_xlabel("t (time, arbitrary units)")
+    axes[2].set_ylabel("latent z (arbitrary units)")
     axes[2].set_ylim(-1.5, 1.5)
-    axes[2].legend(fontsize=7)
+    axes[2].legend(fontsize=9)
     axes[3].plot(hist["loss"])
     axes[3].set_yscale("symlog")
     axes[3].axvline(anneal, color="k", ls=":", label="KL weight reaches 1")
     axes[3].set_xlabel("Adam step")
+    axes[3].set_ylabel("−ELBO (nats, symlog scale)")
     axes[3].set_title(f"−ELBO ({batch} paths per step)")
-    axes[3].legend(fontsize=7)
+    axes[3].legend(fontsize=9)
     save_figure(fig)
     result(
         f"latent SDE (OU prior, neural posterior drift) on {t_obs.size} noisy damped-sine points: "
