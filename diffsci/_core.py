@@ -69,6 +69,9 @@ PRIMITIVES = {}
 #: Called as ``observe(fun, args, kwargs, result)`` by nondifferentiable functions whose
 #: arguments hold traced values, while ``diffsci.jit`` traces (it records a guard); else None.
 observe = None
+#: While ``diffsci.jit`` traces: what ``stop_gradient`` maps each leaf to (it keeps the jit
+#: level, which stages the computation rather than differentiating it); else None.
+stop = None
 
 
 def _has_traced(seq):

@@ -233,7 +233,17 @@ class JitFunction:
 
         t0 = time.perf_counter()
         self.traces += 1
-        tr, out = _trace.trace(call, dyn)
+        try:
+            tr, out = _trace.trace(call, dyn)
+        except Exception as e:  # noqa: BLE001
+            # a failure of the traced run only (a limitation of tracing at two levels, such as
+            # in-place writes under jit(grad(f))): the eager run decides; its errors are f's
+            res = self.eager(*args, **kwargs)
+            reason = f"tracing it failed ({_reason(e)}) where the eager call succeeds"
+            entry.eager = _Eager(reason)
+            self._warn_once(("eager", reason), (
+                f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: {reason}"))
+            return res
         out_leaves, out_tree = tree_flatten(out)
         eager_out = tree_unflatten(out_tree, [_trace.getval(o) for o in out_leaves])
         try:

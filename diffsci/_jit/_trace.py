@@ -235,6 +235,16 @@ _METHODS = {
 }
 
 
+def _stop(x):
+    """``stop_gradient`` while tracing: strip the levels above a jit level, keep that one."""
+    while type(x) is Tracer or type(x) is Dual:
+        for tr in _active:
+            if x._tape is tr.tape:
+                return x
+        x = x._value
+    return x
+
+
 class _Observing:
     """While active: the value-reading methods of traced values record guards."""
 
@@ -244,8 +254,9 @@ class _Observing:
             for name, m in _METHODS.items():
                 self.saved.append((T, name, T.__dict__.get(name)))
                 setattr(T, name, m)
-        self.saved_observe = _core.observe
+        self.saved_observe = _core.observe, _core.stop
         _core.observe = _observe_nondiff
+        _core.stop = _stop
 
     def __exit__(self, *exc):
         for T, name, m in self.saved:
@@ -253,7 +264,7 @@ class _Observing:
                 delattr(T, name)
             else:
                 setattr(T, name, m)
-        _core.observe = self.saved_observe
+        _core.observe, _core.stop = self.saved_observe
 
 
 # ---------------------------------------------------------------------------
