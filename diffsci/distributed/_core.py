@@ -177,6 +177,41 @@ def _tree(items, combine):
     return items[0]
 
 
+#: Partial sums a reduction task adds (a power of two: see ``_fan_in``).
+FAN_IN = 8
+
+
+def _fan_in(items, combine_many, fan_in=FAN_IN):
+    """``_tree(items, ...)`` computed ``fan_in`` items per step: each run of ``fan_in``
+    consecutive items (the last run maybe shorter; a run of one is carried) goes to one
+    ``combine_many(run, level, j)``, which must add its run with :func:`_tree`.
+
+    The same sum bit for bit as the binary tree: with ``fan_in = 2^k``, a run starts at a
+    multiple of ``2^k``, so for the ``k`` binary levels inside it every pair the binary tree
+    forms lies within one run (a full run never has an odd item to carry; the last run's carry
+    stays at its end), and the binary tree over the runs' sums continues exactly where those
+    ``k`` levels stopped. Fewer, larger reduction tasks: ``≈ S/(fan_in − 1)`` instead of
+    ``S − 1``, depth ``log_fan_in S``.
+    """
+    if fan_in < 2 or fan_in & (fan_in - 1):
+        raise ValueError(f"fan_in must be a power of two >= 2, got {fan_in}")
+    level = 0
+    while len(items) > 1:
+        nxt = []
+        for j in range(0, len(items), fan_in):
+            run = items[j:j + fan_in]
+            nxt.append(run[0] if len(run) == 1 else combine_many(run, level, j // fan_in))
+        items = nxt
+        level += 1
+    return items[0]
+
+
+def _add_many(parts, spans):
+    """The partial sums ``parts`` (over the shard ranges ``spans``) added by :func:`_tree`."""
+    items = list(zip(spans, parts))
+    return _tree(items, lambda a, b, lv, j: ((a[0][0], b[0][1]), _add(a[1], b[1], a[0], b[0])))[1]
+
+
 def _check_weights(who, weights, n):
     if weights is None:
         return [None] * n
@@ -237,7 +272,7 @@ def cluster_client(client, n_tasks=None):
         pass
     n = max(1, min(os.cpu_count() or 1, n_tasks or 1))
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as c:
         yield c
 
@@ -296,22 +331,31 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
     distributed = _import_distributed()
     token = uuid.uuid4().hex[:12]
     tag = "".join(ch if ch.isalnum() else "_" for ch in name)
+    from dask import delayed
+
     [pf] = c.scatter([payload], broadcast=True, hash=False)
     index = {}
     leaves = []
     for i, (s, w) in enumerate(zip(shards, ws)):
         key = f"diffsci_{tag}_shard-{token}-{i}"
         index[key] = i
-        leaves.append(((i, i + 1), c.submit(_run_shard, fn, pf, s, i, w, key=key, pure=False)))
+        leaves.append(((i, i + 1), delayed(_run_shard, pure=False)(fn, pf, s, i, w,
+                                                                    dask_key_name=key)))
 
-    def combine(a, b, level, j):
+    def combine(run, level, j):
         key = f"diffsci_{tag}_sum-{token}-{level}-{j}"
-        index[key] = a[0][0]
-        return (a[0][0], b[0][1]), c.submit(_add, a[1], b[1], a[0], b[0], key=key, pure=False)
+        index[key] = run[0][0][0]
+        spans = [sp for sp, _ in run]
+        return (spans[0][0], spans[-1][1]), delayed(_add_many, pure=False)(
+            [d for _, d in run], spans, dask_key_name=key)
 
-    root = _tree(list(leaves), combine)[1]
-    pending = distributed.as_completed([f for _, f in leaves], loop=c.loop)
+    # the whole graph in one message to the scheduler (a submit per task costs a round trip
+    # and a graph update each)
+    root, *futs = c.compute([_fan_in(list(leaves), combine)[1]] + [d for _, d in leaves],
+                            optimize_graph=False)
     del leaves
+    pending = distributed.as_completed(futs, loop=c.loop)
+    del futs
     try:
         for fut in pending:
             if fut.status == "error":

@@ -42,7 +42,7 @@ def main():
     workers = max(1, min(os.cpu_count() or 1, 4))
     t0 = time.perf_counter()
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
+                                  dashboard_address=":0", silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(workers)
         client.run(lambda: __import__("finance"))  # warm the workers (imports, kernel cache)

@@ -25,7 +25,7 @@ from diffsci.testing import check_grads  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster, set_as_default=False) as c:
         c.wait_for_workers(2, timeout=120)
         yield c
@@ -355,3 +355,17 @@ def test_multiview_value_and_grad(client):
     np.testing.assert_allclose(got[0], v, rtol=1e-13)
     for a, b in zip(ds.tree_leaves(got[1]), ds.tree_leaves(g)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_fan_in_reduction_equals_the_binary_tree_bit_for_bit():
+    from diffsci.distributed._core import _fan_in, _tree
+
+    rng = np.random.default_rng(6)
+    for n in list(range(1, 70)) + [127, 128, 129, 515]:
+        xs = list(rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n))
+        binary = _tree(xs, lambda a, b, lv, j: a + b)
+        for fan in (2, 4, 8, 16):
+            chunked = _fan_in(xs, lambda run, lv, j: _tree(run, lambda a, b, l2, k: a + b), fan)
+            assert chunked == binary, (n, fan)
+    with pytest.raises(ValueError, match="power of two"):
+        _fan_in([1.0, 2.0], lambda run, lv, j: sum(run), 6)

@@ -1,0 +1,195 @@
+"""diffsci.distributed benchmarks: per-task overhead, strong scaling 1 → 2 workers, scaling model.
+
+1. Overhead: ``diffsci.distributed.value_and_grad`` of a trivial ``f`` (a scalar product with a
+   3-vector) over S = 4…128 shards on LocalClusters of 1 and 2 worker processes (1 thread each).
+   A least-squares line of the call time against S gives the per-call cost (its intercept:
+   scattering the parameters, the client's round trips) and the per-shard cost (its slope: one
+   shard task and one addition task through the scheduler, the worker and the comms).
+2. Strong scaling: S shards, each a value-and-gradient of a tanh-MLP regression loss on its own
+   data block generated from the shard's seed (≈ 150 ms of single-threaded NumPy per shard,
+   calibrated in process first), on 1 and on 2 workers; speed-up = T₁/T₂, efficiency against the
+   in-process time of the same shards (``client="serial"``).
+3. The scaling model to 100+ workers from the measured costs (printed; see
+   ``benchmarks/README.md``, "Scaling").
+
+Timing: every thread pool (OpenBLAS/OMP/MKL/Numba) is pinned to 1 before NumPy loads and the
+workers inherit it, so a worker is one core. The two clusters live side by side and the runs are
+interleaved round-robin (serial, 1 worker, 2 workers per round); medians over the rounds. The
+machine is shared (2 cores, other jobs running): the speed-up is bounded by what the others
+leave; the load average is printed with the figures.
+
+Usage: ``PYTHONPATH=. python benchmarks/bench_distributed.py [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import diffsci as ds  # noqa: E402
+from diffsci import distributed as dd  # noqa: E402
+
+
+def trivial(p, shard):
+    return np.dot(p, shard)
+
+
+def mlp_loss(p, shard):
+    """Mean-square error of a 32→64→1 tanh MLP on ``rows`` samples drawn from the shard's seed."""
+    seed, rows = shard
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, 32))
+    y = np.sin(x[:, :1]) + 0.1 * rng.normal(size=(rows, 1))
+    h = np.tanh(x @ p["w1"] + p["b1"])
+    r = h @ p["w2"] + p["b2"] - y
+    return np.sum(r * r) / rows
+
+
+def mlp_params():
+    rng = np.random.default_rng(0)
+    return {"w1": rng.normal(size=(32, 64)) / 6.0, "b1": np.zeros(64),
+            "w2": rng.normal(size=(64, 1)) / 8.0, "b2": np.zeros(1)}
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def calibrate(target_s):
+    """Rows per shard so that one in-process value-and-gradient takes ≈ ``target_s``."""
+    p = mlp_params()
+    rows = 4000
+    for _ in range(4):
+        t = statistics.median(timed(lambda: ds.value_and_grad(mlp_loss)(p, (1, rows)))[0]
+                              for _ in range(3))
+        rows = max(1000, int(rows * target_s / t))
+    t = statistics.median(timed(lambda: ds.value_and_grad(mlp_loss)(p, (1, rows)))[0]
+                          for _ in range(5))
+    return rows, t
+
+
+def load():
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        return float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer shards and rounds")
+    parser.add_argument("--json", metavar="PATH", help="write the figures as JSON")
+    args = parser.parse_args()
+    import distributed
+
+    rounds = 3 if args.quick else 7
+    sizes = (4, 16, 64) if args.quick else (4, 16, 64, 128)
+    n_heavy = 8 if args.quick else 16
+    out = {"load_before": load()}
+    rows, t_shard = calibrate(0.15)
+    out["shard_rows"], out["shard_s"] = rows, t_shard
+    print(f"shard: {rows} rows of a 32→64→1 tanh MLP, value and gradient "
+          f"{1e3 * t_shard:.0f} ms in process (median of 5); load average {out['load_before']:.1f}")
+    kw = dict(threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40)
+    with distributed.LocalCluster(n_workers=1, **kw) as c1, \
+            distributed.LocalCluster(n_workers=2, **kw) as c2, \
+            distributed.Client(c1, set_as_default=False) as k1, \
+            distributed.Client(c2, set_as_default=False) as k2:
+        clients = {1: k1, 2: k2}
+        for k in clients.values():  # warm: imports on the workers
+            k.run(lambda: __import__("diffsci"))
+            dd.value_and_grad(trivial, np.ones(3), [np.ones(3)] * 4, client=k, progress=False)
+            dd.value_and_grad(mlp_loss, mlp_params(), [(0, 100)] * 2, client=k, progress=False)
+
+        # 1. per-call and per-shard overhead
+        over = {w: {s: [] for s in sizes} for w in clients}
+        for _ in range(rounds):
+            for s in sizes:
+                shards = [np.full(3, float(i)) for i in range(s)]
+                for w, k in clients.items():
+                    over[w][s].append(timed(lambda: dd.value_and_grad(
+                        trivial, np.ones(3), shards, client=k, progress=False))[0])
+        fits = {}
+        print("\n1. overhead: value_and_grad of a trivial f, call time (median, ms)")
+        print("   workers | " + " | ".join(f"S={s:>4}" for s in sizes) +
+              " | per call (ms) | per shard (ms)")
+        for w in clients:
+            med = [statistics.median(over[w][s]) for s in sizes]
+            slope, icpt = np.polyfit(sizes, med, 1)
+            fits[w] = {"per_call_s": float(icpt), "per_shard_s": float(slope),
+                       "median_s": dict(zip(map(str, sizes), med))}
+            print(f"   {w:>7} | " + " | ".join(f"{1e3 * m:6.1f}" for m in med) +
+                  f" | {1e3 * icpt:13.1f} | {1e3 * slope:14.2f}")
+        out["overhead"] = fits
+
+        # 2. strong scaling
+        p = mlp_params()
+        shards = [(s, rows) for s in dd.shard_seeds(11, n_heavy)]
+        times = {"serial": [], 1: [], 2: []}
+        results = {}
+        for _ in range(rounds):
+            t, results["serial"] = timed(lambda: dd.value_and_grad(
+                mlp_loss, p, shards, client="serial", progress=False))
+            times["serial"].append(t)
+            for w, k in clients.items():
+                t, results[w] = timed(lambda: dd.value_and_grad(
+                    mlp_loss, p, shards, client=k, progress=False))
+                times[w].append(t)
+        same = all(results[w][0] == results["serial"][0] and all(
+            np.array_equal(a, b) for a, b in zip(ds.tree_leaves(results[w][1]),
+                                                 ds.tree_leaves(results["serial"][1])))
+            for w in clients)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        speedup = med[1] / med[2]
+        eff = {w: med["serial"] / (w * med[w]) for w in clients}
+        print(f"\n2. strong scaling: {n_heavy} shards × {1e3 * t_shard:.0f} ms (median of {rounds} "
+              f"interleaved rounds, s)")
+        print(f"   in process {med['serial']:.2f} | 1 worker {med[1]:.2f} | 2 workers "
+              f"{med[2]:.2f} | speed-up 1→2 workers {speedup:.2f}× | efficiency vs in-process: "
+              f"1 worker {eff[1]:.0%}, 2 workers {eff[2]:.0%}")
+        print(f"   cluster results = in-process bit for bit: {same}; load average now {load():.1f}")
+        out["scaling"] = {"shards": n_heavy, "median_s": {str(k): v for k, v in med.items()},
+                          "speedup_1_to_2": speedup, "efficiency": {str(k): v for k, v in
+                                                                   eff.items()},
+                          "bit_identical": same}
+
+    # 3. the model (benchmarks/README.md, "Scaling")
+    o_w = max(fits[1]["per_shard_s"], 1e-6)
+    o_s = max(fits[2]["per_shard_s"], 1e-6)
+    c0 = max(fits[2]["per_call_s"], 0.0)
+    print("\n3. scaling model: T_p ≈ c0 + log2(S)·o_w + max(S·(t + o_w)/p, S·o_s); "
+          f"o_w = {1e3 * o_w:.2f} ms (1-worker slope), o_s = {1e3 * o_s:.2f} ms (2-worker "
+          f"slope, an upper bound on the scheduler's cost per shard), c0 = {1e3 * c0:.0f} ms")
+    print("   workers p | shard time for 90 % efficiency (S = 10·p shards) | shards/s the "
+          "scheduler bound allows")
+    model = {}
+    for pw in (2, 16, 100, 1000):
+        s = 10 * pw
+        # smallest t with S·t/p ≥ 0.9·T_p
+        lo, hi = 1e-6, 1e4
+        for _ in range(200):
+            t = (lo * hi) ** 0.5
+            tp = c0 + np.log2(s) * o_w + max(s * (t + o_w) / pw, s * o_s)
+            lo, hi = (t, hi) if s * t / pw < 0.9 * tp else (lo, t)
+        model[pw] = hi
+        print(f"   {pw:>9} | {hi:10.3f} s | {1 / o_s:8.0f}")
+    out["model_t90_s"] = {str(k): v for k, v in model.items()}
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
