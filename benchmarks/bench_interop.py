@@ -6,14 +6,15 @@ that the crossing dominates:
 
   to_torch    to_torch(f)(x).backward(g)           minus  ds.pullback(f, x) + back(g)
   from_torch  ds.pullback(from_torch(tf), x)+back  minus  tf(x).backward(g) in torch
-  to_jax      jit(grad(sum∘to_jax(f)))(x)           minus  ds.pullback(f, x) + back(g)
+  to_jax      jit(value_and_grad(sum∘to_jax(f)))(x) minus  ds.pullback(f, x) + back(g)
   from_jax    ds.pullback(from_jax(jf), x)+back    minus  jit(vjp(jf))(x, g)
 
 with f(x) = sin(x)·2 (two diffsci ops), tf and jf the same in torch/JAX.  The unit for the
 torch bridges is an empty ``torch.autograd.Function`` (identity forward, identity backward)
-called and backpropagated in the same run; for the JAX bridges a jitted ``jax.grad`` through
-an empty ``pure_callback`` pair (identity forward and backward callbacks under a
-``custom_vjp``).  Aim (issue #15): each bridge's overhead ≤ 1.5 units.
+called and backpropagated in the same run; for the JAX bridges a jitted
+``jax.value_and_grad`` through an empty ``pure_callback`` pair (identity forward and backward
+callbacks under a ``custom_vjp``; with ``grad`` alone XLA drops the unused forward).
+Aim (issue #15): each bridge's overhead ≤ 1.5 units.
 
 Quantum layer: a 4-qubit classifier layer (RY angle encoding of 4 features, L layers of
 trainable RY·RZ plus a CNOT ring, ⟨Z⟩ on every wire), batch 16, forward + backward of
@@ -125,22 +126,23 @@ def jax_rows(reps, target):
     empty_cb.defvjp(lambda x: (empty_cb(x), None),
                     lambda _, g: (jax.pure_callback(lambda a: a, sds, g,
                                                     vmap_method="sequential"),))
-    empty_grad = jax.jit(jax.grad(lambda x: jnp.sum(empty_cb(x))))
+    # value_and_grad: with grad alone XLA drops the forward callback (its value is unused)
+    empty_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(empty_cb(x))))
     bridged = to_jax(_f)
-    to_grad = jax.jit(jax.grad(lambda x: jnp.sum(bridged(x))))
+    to_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(bridged(x))))
     jf = lambda x: jnp.sin(x) * 2.0  # noqa: E731
     jax_vjp = jax.jit(lambda x, g: jax.vjp(jf, x)[1](g))
     fj = from_jax(jf)
 
     def empty():
-        empty_grad(xj).block_until_ready()
+        jax.block_until_ready(empty_grad(xj))
 
     def ds_direct():
         _, back = ds.pullback(_f, x)
         back(g)
 
     def to_jax_step():
-        to_grad(xj).block_until_ready()
+        jax.block_until_ready(to_grad(xj))
 
     def jax_direct():
         jax_vjp(xj, xj)[0].block_until_ready()
@@ -258,7 +260,7 @@ def main(argv=None):
             print(f"{side}: not installed ({e})")
             continue
         unit_name = ("empty torch.autograd.Function fwd+bwd" if side == "torch"
-                     else "jit(grad) through an empty pure_callback pair")
+                     else "jit(value_and_grad) through an empty pure_callback pair")
         print(f"\n{side}: unit = {unit_name} = {unit * 1e6:.1f} µs")
         print(f"{'bridge':<11} {'bridged µs':>11} {'direct µs':>10} {'overhead µs':>12} "
               f"{'units':>6}  direct = ")

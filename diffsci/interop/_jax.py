@@ -69,7 +69,7 @@ class _Node:
         self.in_sds, self.out_sds, self.order = tuple(in_sds), tuple(out_sds), order
         self.din = [k for k, s in enumerate(self.in_sds) if _diff(s.dtype)]
         self.dout = [j for j, s in enumerate(self.out_sds) if _diff(s.dtype)]
-        self._rule = self._kept = self._keep = None
+        self._rule = self._keep = None
         if mode == "rev":
             call = jax.custom_vjp(self._callback)
             call.defvjp(self._vjp_fwd, self._vjp_bwd)
@@ -87,85 +87,52 @@ class _Node:
         return jax.pure_callback(self._host, self.out_sds, *xs, vmap_method=self.vmap_method)
 
     # -- reverse mode --------------------------------------------------------
-    # The forward callback of a differentiated call keeps diffsci's pullback on the host
-    # under a token (an int32 residual), and the backward callback uses it: f runs once
-    # per jax.grad.  The store is a small LRU (``_KEEP`` pullbacks, the newest); a token
-    # no longer there (evicted, or an unusual schedule) means recomputing the pullback from
-    # the inputs, so the result never depends on it.  Batched vmap methods (the callback
-    # sees a whole batch) always recompute.
+    # The forward callback of a differentiated call keeps diffsci's pullback on the host,
+    # with a copy of its inputs, and the backward callback (the VJP node's host function)
+    # uses it when it receives the same inputs: f runs once per jax.grad.  The store is a
+    # small LRU (``_KEEP`` pullbacks, the newest); inputs not found there (evicted, or an
+    # unusual schedule) mean recomputing the pullback, so results never depend on it.
     def _vjp_fwd(self, *xs):
-        if self.vmap_method not in ("sequential", "sequential_unrolled"):
-            return self.call(*xs), (None, xs)
         if self._keep is None:
             # differentiable itself (grad of grad differentiates this fwd): its derivative
-            # is the node's, computed without the token; its own fwd calls it again, which
-            # reaches the callback once no outer differentiation is left
+            # is the node's; its own fwd calls it again, which reaches the callback once no
+            # outer differentiation is left
             keep = jax.custom_vjp(lambda *xs: jax.pure_callback(
-                self._host_keep, (*self.out_sds, _TOKEN), *xs, vmap_method=self.vmap_method))
-            keep.defvjp(lambda *xs: (keep(*xs), xs),
-                        lambda xs, cts: self._vjp_bwd((None, xs), cts[:-1]))
+                self._host_keep, self.out_sds, *xs, vmap_method=self.vmap_method))
+            keep.defvjp(lambda *xs: (keep(*xs), xs), self._vjp_bwd)
             self._keep = keep
-        res = self._keep(*xs)
-        return tuple(res[:-1]), (res[-1], xs)
+        return self._keep(*xs), xs
 
     def _host_keep(self, *xs):
-        outs, back = _pullback_diff(self.fn, self.din, [np.asarray(x) for x in xs])
-        token = next(_TOKENS) % 2_000_000_000
-        _STORE[token] = back
+        xs = [np.array(x) for x in xs]  # copies: JAX may reuse the buffers afterwards
+        outs, back = _pullback_diff(self.fn, self.din, xs)
+        _STORE[id(self), next(_SERIAL)] = (xs, back)
         while len(_STORE) > _KEEP:
             _STORE.popitem(last=False)
-        fitted = tuple(_fit(getval(o), s, self, j)
-                       for j, (o, s) in enumerate(zip(outs, self.out_sds)))
-        return (*fitted, np.asarray(token, np.int32))
+        return tuple(_fit(getval(o), s, self, j) for j, (o, s) in enumerate(zip(outs,
+                                                                                self.out_sds)))
 
-    def _vjp_bwd(self, res, gs):
-        token, xs = res
+    def _vjp_bwd(self, xs, gs):
         if self._rule is None:
             self._rule = self._make_vjp()
         gd = [gs[j] for j in self.dout]
-        if token is None:
-            cts = self._rule.call(*xs, *gd)
-        else:
-            if self._kept is None:
-                self._kept = self._make_kept()
-            cts = self._kept(token, *xs, *gd)
-        cts = iter(cts)
+        cts = iter(self._rule.call(*xs, *gd))
         return tuple(next(cts) if _diff(s.dtype) else np.zeros(s.shape, jax.dtypes.float0)
                      for s in self.in_sds)
-
-    def _make_kept(self):
-        """The backward through a kept pullback, as a JAX function of (token, xs, ȳ) whose own
-        derivative is the VJP node's (so jax.grad of jax.grad still recurses)."""
-        rule, n, dout = self._rule, len(self.in_sds), self.dout
-
-        def host(token, *args):
-            back = _STORE.get(int(token))
-            if back is None:
-                outs = rule.fn(*(np.asarray(a) for a in args))
-            else:
-                outs = _apply_back(back, [np.asarray(g) for g in args[n:]], dout,
-                                   [(s.shape, s.dtype) for s in self.out_sds])
-            return tuple(_fit(o, s, rule, j) for j, (o, s) in enumerate(zip(outs,
-                                                                             rule.out_sds)))
-
-        def call(token, *args):
-            return jax.pure_callback(host, rule.out_sds, token, *args,
-                                     vmap_method=self.vmap_method)
-
-        kept = jax.custom_vjp(call)
-        kept.defvjp(lambda token, *args: (kept(token, *args), args),
-                    lambda args, cts: (np.zeros((), jax.dtypes.float0),
-                                       *rule._vjp_bwd((None, args), cts)))
-        return kept
 
     def _make_vjp(self):
         fn, din, dout, in_sds, out_sds = self.fn, self.din, self.dout, self.in_sds, self.out_sds
         n = len(in_sds)
 
+        owner = id(self)
+        meta = [(tuple(sd.shape), sd.dtype) for sd in out_sds]
+
         def vjp_fn(*args):
-            outs, back = _pullback_diff(fn, din, list(args[:n]))
-            return _apply_back(back, args[n:], dout,
-                               [(np.shape(getval(o)), np.result_type(getval(o))) for o in outs])
+            xs = list(args[:n])
+            back = _kept(owner, xs)
+            if back is None:  # not kept (or traced by an outer diffsci level): recompute
+                outs, back = _pullback_diff(fn, din, xs)
+            return _apply_back(back, args[n:], dout, meta)
 
         ins = in_sds + tuple(out_sds[j] for j in dout)
         return _Node(vjp_fn, self.name, ins, tuple(in_sds[k] for k in din), "rev",
@@ -204,10 +171,20 @@ class _Node:
                      self.vmap_method, self.order + 1)
 
 
-_TOKEN = jax.ShapeDtypeStruct((), np.int32)
-_TOKENS = itertools.count(1)
-_STORE = collections.OrderedDict()  # token -> diffsci back (newest last)
+_STORE = collections.OrderedDict()  # (node id, serial) -> (inputs, diffsci back), newest last
+_SERIAL = itertools.count()
 _KEEP = 4
+
+
+def _kept(owner, xs):
+    """The kept pullback of node ``owner`` at inputs equal to ``xs`` (plain arrays), or None."""
+    if not _STORE or any(type(x) is not np.ndarray for x in xs):
+        return None
+    for (oid, _), (kx, back) in reversed(_STORE.items()):
+        if oid == owner and all(a.shape == b.shape and a.dtype == b.dtype and
+                                np.array_equal(a, b) for a, b in zip(kx, xs)):
+            return back
+    return None
 
 
 def _pullback_diff(fn, din, xs):

@@ -167,23 +167,27 @@ def test_from_jax_complex_and_errors():
         from_jax(lambda x: "nope", jit=False)(np.ones(2))
 
 
-def test_grad_runs_f_once_and_recomputes_when_the_pullback_is_gone(monkeypatch):
+def test_vjp_runs_f_once_and_recomputes_when_the_pullback_is_gone(monkeypatch):
     from diffsci.interop import _jax
 
     calls = []
 
     def f(x):
         calls.append(1)
-        return np.sum(np.sin(x) * x)
+        return np.sin(x) * x
 
-    x = jnp.asarray([0.2, 0.9])
-    g = jax.jit(jax.grad(to_jax(f)))
-    ref = jnp.sin(x) + x * jnp.cos(x)
-    _close(g(x), ref)           # infers shapes (one call), compiles, runs
+    x, v = jnp.asarray([0.2, 0.9]), jnp.asarray([1.0, -2.0])
+    bridged = to_jax(f)
+    ref = (jnp.sin(x) + x * jnp.cos(x)) * v
+    bridged(x)                  # infers the shapes (one call)
     del calls[:]
-    _close(g(x), ref)
-    assert len(calls) == 1      # the backward reused the forward's pullback
+    y, back = jax.vjp(bridged, x)   # eager: the forward callback runs now and keeps ...
+    _close(back(v), (ref,))         # ... the pullback the backward callback then uses
+    assert len(calls) == 1
+    _close(back(2 * v), (2 * ref,))  # called again: still the kept pullback
+    assert len(calls) == 1
     monkeypatch.setattr(_jax, "_KEEP", 0)  # nothing kept: the backward recomputes
     del calls[:]
-    _close(g(x), ref)
+    y, back = jax.vjp(bridged, 2 * x)
+    _close(back(v), ((jnp.sin(2 * x) + 2 * x * jnp.cos(2 * x)) * v,))
     assert len(calls) == 2
