@@ -522,7 +522,8 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
     Two layer buffers; layer i reads the exercise values of its nodes as one contiguous slice of
     the parity rows of the grid (:func:`_parity_rows`). With ``keep``, exercise layer i stores
     its decisions in ``mask[i (i + 5)/2 + j]`` and its first/last exercised node in
-    ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` on layers without exercise).
+    ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` on layers without exercise), and the last layer
+    whether each node takes its exercise value.
     """
     last = n - 1 if smooth else n
     gk = strike * disc
@@ -530,13 +531,18 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
     e_rows = _parity_rows(e_grid, n)
     vals = np.empty((2, last + 4))
     nxt = vals[last % 2]
+    top = last * (last + 5) // 2
     for j in range(last + 3):
         k = 2 * j - last + n
+        x = True
         if smooth:
             b = _bbs_node(anchor * math.exp(s * (k - n - 2)) * f, gk, s, k - n - 2, w)[0]
-            nxt[j] = e_grid[k] if terminal_exercise and e_grid[k] > b else b
+            x = terminal_exercise and e_grid[k] > b
+            nxt[j] = e_grid[k] if x else b
         else:
             nxt[j] = e_grid[k]
+        if keep:
+            mask[top + j] = x
     for i in range(last - 1, -1, -1):
         cur = vals[i % 2, :i + 3]
         k0 = n - i
@@ -664,7 +670,6 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     e_grid, i_grid, g_grid, h_grid = _exercise_grid(anchor, strike, s, w, n)
     last = n - 1 if smooth else n
     gk = strike * disc
-    terminal_exercise = not smooth or (american and last % every == 0)
     width = last + 3
     # ---- value pass (TR1), keeping the decisions of the exercise layers
     ex_lo = np.empty(last, np.int64)
@@ -730,18 +735,18 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     if lo <= hi:
         la = lam[last % 2]
         ma = mu[last % 2]
+        top = last * (last + 5) // 2
         for j in range(lo, hi + 1):
             k = 2 * j - last + n
             m = k - n - 2
             fwd = anchor * math.exp(s * m) * f
-            r = _bbs_node(fwd, gk, s, m, w) if smooth else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            if not smooth or (terminal_exercise and e_grid[k] > r[0]):
+            if mask[top + j]:  # the value pass's decision: the payoff, or E beat B
                 phi = e_grid[k]
                 _exercise_phi(phi_t, phi_st, g_grid[k], h_grid[k], i_grid[k], s_th, sd_th,
                               s_sig, w)
                 phi_s = g_grid[k] * s_sig
             else:  # through s, ln F = ln(S_ref e^{ms} f) and ln G = ln(K disc)
-                b, b_s, d_f, d_g, b_ss, c_sf, c_sg = r
+                b, b_s, d_f, d_g, b_ss, c_sf, c_sg = _bbs_node(fwd, gk, s, m, w)
                 phi = b
                 for t in range(N_TREE_THETA):
                     lnf_t = f_th[t] / f
@@ -772,10 +777,11 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
 
 @njit(cache=True)
 def tree_nodes(n, smooth):
-    """Bytes of decision scratch that :func:`tree_greeks_one` needs: one per node of the layers
-    before the last (``last (last + 5) / 2``, ≈ n²/2)."""
+    """Bytes of decision scratch that :func:`tree_greeks_one` needs: one per node of every layer
+    (``(L + 1)(L + 6)/2``, ≈ n²/2); layer i starts at byte ``i (i + 5)/2``, and the last layer's
+    byte says whether the node stops at its exercise value (always, without the BBS layer)."""
     last = n - 1 if smooth else n
-    return max(1, last * (last + 5) // 2)
+    return (last + 1) * (last + 6) // 2
 
 
 @njit(cache=True)

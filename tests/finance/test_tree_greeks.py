@@ -171,9 +171,9 @@ def test_scratch_reuse_does_not_leak_between_calls():
     finance.tree_greeks(**kw, n_steps=500, smooth=False, is_call=True)
     b = finance.tree_greeks(**kw, n_steps=300)
     assert all(float(a[k]) == float(b[k]) for k in a)
-    # the sweep keeps one byte per node of the layers before the last, nothing else of size n²
-    assert _kernels.tree_nodes(1000, False) == 1000 * 1005 // 2
-    assert _kernels.tree_nodes(1000, True) == 999 * 1004 // 2
+    # the sweep keeps one byte per node, nothing else of size n²
+    assert _kernels.tree_nodes(1000, False) == 1001 * 1006 // 2
+    assert _kernels.tree_nodes(1000, True) == 1000 * 1005 // 2
 
 
 @pytest.mark.parametrize("smooth", [False, True])
