@@ -3,7 +3,8 @@
 Discovers the flat numbered scripts ``examples/NN_name.py`` and ``examples/<pkg>/NN_name.py``, runs
 each in its own subprocess (this Python, cwd = the repository root, ``MPLBACKEND=Agg``,
 ``DIFFSCI_GALLERY_DIR`` = the gallery folder, the repository root on ``PYTHONPATH``) and shows one
-progress line per example. Each example writes PNGs into the gallery folder and prints a final
+progress line per example, plus the example's latest output every 15 s while a long one runs.
+Each example writes PNGs into the gallery folder and prints a final
 ``RESULT: ...`` line; the runner attributes to each example the PNGs it created or rewrote, keeps
 its full output in ``gallery/logs/``, and writes ``gallery/index.html``: one section per package
 (the folder below ``examples/``) opening with a grid of thumbnails, then per example its name, the
@@ -44,6 +45,7 @@ DEFAULT_GALLERY = REPO_ROOT / "gallery"
 SCRIPT_NAME = re.compile(r"^\d+_\w+\.py$")
 RESULT_PREFIX = "RESULT:"
 TAIL_LINES = 25
+HEARTBEAT = 15.0  # seconds between progress lines of a long example (its latest output)
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,12 @@ def run_example(
     full: bool = False,
     timeout: float | None = None,
     echo: bool = False,
+    heartbeat: float | None = None,
 ) -> Outcome:
-    """Run one example in a subprocess and collect its RESULT line, images and log."""
+    """Run one example in a subprocess and collect its RESULT line, images and log.
+
+    With ``echo`` every output line is shown; otherwise, with ``heartbeat`` seconds, the latest
+    output line is shown at most that often while the example runs (its progress)."""
     command = [sys.executable, str(example.path)] + (["--full"] if full else [])
     before = _pngs(gallery)
     lines: list[str] = []
@@ -154,10 +160,14 @@ def run_example(
         timer.start()
     try:
         assert proc.stdout is not None
+        shown = start
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if echo:
                 print(f"    {line}", end="", flush=True)
+            elif heartbeat and time.perf_counter() - shown >= heartbeat and line.strip():
+                shown = time.perf_counter()
+                print(f"\n    {shown - start:4.0f} s: {line.strip()[:100]}", end="", flush=True)
         returncode = proc.wait()
     finally:
         if timer:
@@ -401,10 +411,11 @@ def main(argv: list[str] | None = None) -> int:
         label = f"[{i}/{len(chosen)}] {example.name}"
         print(f"{label} ...", end="\n" if args.verbose else " ", flush=True)
         outcome = run_example(
-            example, gallery, full=args.full, timeout=args.timeout, echo=args.verbose
+            example, gallery, full=args.full, timeout=args.timeout, echo=args.verbose,
+            heartbeat=HEARTBEAT,
         )
         status = "ok" if outcome.ok else f"FAILED: {outcome.reason}"
-        prefix = f"{label} " if args.verbose else ""
+        prefix = f"{label} " if args.verbose or outcome.seconds >= HEARTBEAT else ""
         print(f"{prefix}{status} ({outcome.seconds:.1f} s)", flush=True)
         ran.append(outcome)
 

@@ -80,6 +80,11 @@ API_PAGES: dict[str, tuple[str, str]] = {
     "api/diffsci.nn": ("diffsci.nn", "Small neural-network layers whose parameters are pytrees."),
     "api/diffsci.optim": ("diffsci.optim", "Optimisers and a bridge to ``scipy.optimize``."),
     "api/diffsci.testing": ("diffsci.testing", "The gradient checker every test uses."),
+    "api/raytrace": ("raytrace", "Differentiable ray tracer."),
+    "api/quantum": ("quantum", "Differentiable state-vector simulator."),
+    "api/sde": ("sde", "SDE solvers with gradients."),
+    "api/finance": ("finance", "Pricing, Greeks, calibration and yield curves."),
+    # Optional integrations last: documenting them imports dask.
     "api/diffsci.interop": (
         "diffsci.interop",
         "Bridges to PyTorch and JAX (optional: ``pip install -e '.[interop]'``; torch and jax are "
@@ -89,10 +94,6 @@ API_PAGES: dict[str, tuple[str, str]] = {
         "diffsci.distributed",
         "Scale-out on Dask (optional: ``pip install -e '.[distributed]'``).",
     ),
-    "api/raytrace": ("raytrace", "Differentiable ray tracer."),
-    "api/quantum": ("quantum", "Differentiable state-vector simulator."),
-    "api/sde": ("sde", "SDE solvers with gradients."),
-    "api/finance": ("finance", "Pricing, Greeks, calibration and yield curves."),
 }
 
 
