@@ -138,14 +138,14 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
         steps = np.arange(len(history))
         for k, label in enumerate(labels):
             color = f"C{k % 10}"
-            ax.plot(steps, history[:, k], color=color, label=f"fitted {label}")
-            ax.axhline(truth[k], color=color, ls="--", lw=1, label=f"true {label} = {truth[k]:g}")
+            ax.plot(steps, history[:, k], color=color, label=f"{label} (true {truth[k]:g})")
+            ax.axhline(truth[k], color=color, ls="--", lw=1)
         if mark is not None:
             ax.axvline(mark, color="k", ls=":", lw=1)
         ax.set_xlabel("Adam iteration")
         ax.set_ylabel(ylabel)
-        ax.set_title("fitted parameters against the truth")
-        ax.legend(fontsize=9, ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.9)
+        ax.set_title("fitted parameters (lines) against the truth (dashed)")
+        ax.legend(fontsize=10, ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.8)
     ax = fig.add_subplot(grid[1, half:])
     ax.semilogy(losses)
     if mark is not None:
