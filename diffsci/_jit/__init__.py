@@ -19,7 +19,37 @@ from ._codegen import GuardFail
 from ._compile import compile_program, numba_settings
 from ._trace import CannotCompile
 
-__all__ = ["jit", "JitFunction", "JitWarning"]
+__all__ = ["jit", "JitFunction", "JitWarning", "OPAQUE"]
+
+_SPECIAL = ("special function without a Numba implementation (SciPy's ufunc is called)")
+_LAPACK = "LAPACK through NumPy/SciPy (called as is; Numba would call the same routines)"
+_TODO = "no rule yet (array op called as NumPy between compiled segments)"
+#: The primitives without a code-generation rule, and why: the driver calls their plain
+#: function between compiled segments ("opaque"; tests/diffsci/test_jit.py holds every
+#: primitive to a rule or an entry here).
+OPAQUE = {
+    **dict.fromkeys((
+        "beta", "beta_ppf", "betainc", "betainc_da", "betainc_daa", "betainc_dab",
+        "betainc_db", "betainc_dba", "betainc_dbb", "betaincinv", "betaln", "binom", "entr",
+        "erf", "erfc", "erfcinv", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "f_ppf",
+        "gamma", "gamma_isf_ppf", "gamma_ppf", "gammainc", "gammainc_da", "gammainc_daa",
+        "gammaincc", "gammainccinv", "gammaincinv", "gammaln", "hyp1f1", "hyp2f1", "i0",
+        "i0e", "i1", "i1e", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1", "k1e",
+        "kl_div", "kn", "kv", "kve", "log_expit", "log_ndtr", "logit", "ndtr", "ndtri", "poch",
+        "polygamma", "psi", "rel_entr", "rgamma", "spence", "t_ppf", "truncnorm_ppf",
+        "vonmises_ppf", "xlog1py", "xlogy", "y0", "y1", "yn", "yv", "zeta", "sinc"), _SPECIAL),
+    **dict.fromkeys((
+        "adjugate", "adjugate_derivative", "cholesky", "det", "eig", "eigh", "expm",
+        "expm_frechet", "inv", "logm", "lu_factor", "norm", "pinv", "polar", "qr", "schur",
+        "slogdet", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "svdvals"),
+        _LAPACK),
+    **dict.fromkeys(("fftn", "rfft", "irfft", "convolve", "lfilter"),
+                    "FFT/convolution/filter kernels of NumPy and SciPy"),
+    **dict.fromkeys((
+        "angle", "bincount", "cumprod", "cumsum", "dense", "diagonal", "einsum", "flip",
+        "heaviside", "nan_to_num", "pad", "roll", "std", "tensordot", "tile", "tril", "triu",
+        "var"), _TODO),
+}
 
 _ndarray = np.ndarray
 

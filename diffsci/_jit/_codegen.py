@@ -333,12 +333,12 @@ def _index_source(ctx, idx, shape):
             out.append(repr(int(it)))
         else:
             raise Opaque("advanced index")
-    if "None" in out or out.count("...") > 0:
-        raise Opaque("index with newaxis/ellipsis")
+    if out.count("...") > 1:
+        raise Opaque("index with several ellipses")
     return ", ".join(out) if out else "..."
 
 
-@rule(getattr(__import__("diffsci.numpy._wrap", fromlist=["_getitem"]), "_getitem"))
+@rule(__import__("diffsci.numpy._wrap", fromlist=["_getitem"])._getitem)
 def _getitem_gen(ctx, node):
     x, idx = node.args
     if isinstance(idx, Ref):
@@ -352,7 +352,7 @@ def _getitem_gen(ctx, node):
     return e, False
 
 
-@rule(getattr(__import__("diffsci.numpy._wrap", fromlist=["_scatter_add"]), "_scatter_add"))
+@rule(__import__("diffsci.numpy._wrap", fromlist=["_scatter_add"])._scatter_add)
 def _scatter_gen(ctx, node):
     base, values = node.args[:2]
     idx = node.args[2] if len(node.args) > 2 else node.kwargs.get("idx")
@@ -393,6 +393,18 @@ def _astype_scalar(node, ops):
     return f"{dtype_name(dt)}({ops[0]})"
 
 
+def _real_scalar(node, ops):
+    return f"{ops[0]}.real" if node.in_kinds[:1] == ("c",) else ops[0]
+
+
+def _imag_scalar(node, ops):
+    if node.in_kinds[:1] != ("c",):
+        raise Opaque("imag of a real value")
+    return f"{ops[0]}.imag"
+
+
+SCALAR_RULES[np.real] = _real_scalar
+SCALAR_RULES[np.imag] = _imag_scalar
 SCALAR_RULES[_w._where] = _where_scalar
 SCALAR_RULES[_w._clip] = _clip_scalar
 SCALAR_RULES[np.copy] = _identity_scalar
@@ -443,7 +455,7 @@ def _matmul_gen(ctx, node):
     return f"np.dot({ctx.contig(node, 0)}, {ctx.contig(node, 1)})", False
 
 
-_hook = getattr(__import__("diffsci._api", fromlist=["_hook"]), "_hook")
+_hook = __import__("diffsci._api", fromlist=["_hook"])._hook
 SCALAR_RULES[_hook.fun] = _identity_scalar
 
 
@@ -528,5 +540,8 @@ import numpy as np
 from diffsci._jit._codegen import GuardFail
 from diffsci._jit._helpers import _sigmoid_s
 """
+
+#: Elementwise functions whose later positional arguments are static (shape, dtype).
+DATA_ARGS = {np.broadcast_to: 1, _w._astype: 1}
 
 __all__ = ["GuardFail", "Opaque", "rules", "guard_source", "operator"]

@@ -24,7 +24,6 @@ from ._codegen import GuardFail, Opaque, dtype_of, shape_of
 from ._trace import Ref
 
 
-
 def cache_dir():
     d = os.environ.get("DIFFSCI_JIT_CACHE")
     if not d:
@@ -178,8 +177,10 @@ def _flush_group(ctx, grp, uses):
     out_of_group = [n for n, _ in grp.members if uses.get(n.idx, 0) > inner.get(n.idx, 0)]
     if d == 0:
         for node, srule in grp.members:
-            ops = [ctx.arg(node, k) if not (isinstance(a, Ref) and a.idx in grp.ids)
-                   else f"v{a.idx}" for k, a in enumerate(node.args)]
+            nd = cg.DATA_ARGS.get(node.fun, len(node.args))
+            ops = [("None" if a is None else ctx.arg(node, k))
+                   if not (isinstance(a, Ref) and a.idx in grp.ids)
+                   else f"v{a.idx}" for k, a in enumerate(node.args[:nd])]
             ctx.node_dtype = dtype_of(node.value)
             ctx.emit(f"v{node.idx} = {_cast(srule(node, ops), node.value)}")
             ctx.where[f"v{node.idx}"] = ctx.seg.k
@@ -225,7 +226,9 @@ def _flush_group(ctx, grp, uses):
 
     for node, srule in grp.members:
         ctx.node_dtype = dtype_of(node.value)
-        ops = [operand(node, k) for k in range(len(node.args))]
+        nd = cg.DATA_ARGS.get(node.fun, len(node.args))
+        ops = [operand(node, k) if node.args[k] is not None else "None"
+               for k in range(nd)]
         local[node.idx] = f"s{len(local)}"
         body.append(f"{local[node.idx]} = {srule(node, ops)}")
         if node.idx in outs:
@@ -451,7 +454,8 @@ def compile_program(prog, name="f"):
 
 def _scalar_ok(ctx, node, srule):
     """Whether ``node`` can go into a fused loop (operands broadcast, constants literal)."""
-    for a in node.args:
+    nd = cg.DATA_ARGS.get(node.fun, len(node.args))
+    for a in node.args[:nd]:
         if isinstance(a, Ref):
             continue
         if a is None and node.fun is cg._w._clip:

@@ -70,15 +70,17 @@ class Guard:
 class Node:
     """One primitive call of the traced program, in plain terms."""
 
-    __slots__ = ("idx", "prim", "fun", "args", "kwargs", "value")
+    __slots__ = ("idx", "prim", "fun", "args", "kwargs", "value", "in_kinds")
 
-    def __init__(self, idx, prim, fun, args, kwargs, value):
+    def __init__(self, idx, prim, fun, args, kwargs, value, values=None):
         self.idx = idx
         self.prim = prim
         self.fun = fun
         self.args = args  # Ref or constant, per positional argument
         self.kwargs = kwargs or {}
         self.value = value  # the value seen while tracing (shape, dtype, type)
+        self.in_kinds = tuple(_kind(values[a.idx] if isinstance(a, Ref) else a) for a in args) \
+            if values is not None else ()
 
 
 @dataclasses.dataclass
@@ -137,6 +139,16 @@ class _Trace:
         obs = result.copy() if isinstance(result, np.ndarray) else result
         self.guards.append(Guard(len(self.tape.records), fun, tuple(gargs), kw, obs,
                                  f"{_name(fun)}(...) -> {_short(result)} at {_where(depth)}"))
+
+
+def _kind(v):
+    dt = getattr(v, "dtype", None)
+    if dt is None:
+        try:
+            dt = np.result_type(v)
+        except (TypeError, ValueError):
+            return "O"
+    return np.dtype(dt).kind
 
 
 def _holds_tracer(v):
@@ -275,6 +287,7 @@ def trace(call, values):
     with _lock:
         tr = _Trace()
         tracers = [tr.tape.leaf(_private(v)) for v in values]
+        tr.n_inputs = len(tracers)
         outer = not _active
         _active.append(tr)
         try:
@@ -311,7 +324,7 @@ def build(tr, out_leaves, out_tree, externals_ids):
         values[r._idx] = v
         rules = r._rules
         if rules is None:
-            if r._parents is None and r._idx == n_in:
+            if r._parents is None and r._idx < tr.n_inputs:
                 n_in += 1
                 continue
             raise CannotCompile("an in-place write into a buffer created inside the function")
@@ -346,7 +359,7 @@ def build(tr, out_leaves, out_tree, externals_ids):
         kw = r._kwargs
         if kw and _holds_tracer(list(kw.values())):
             raise CannotCompile(f"{rules.name} got a traced keyword argument")
-        nodes.append(Node(r._idx, prim, prim.fun, args, kw, v))
+        nodes.append(Node(r._idx, prim, prim.fun, args, kw, v, values))
     outputs = []
     for o in out_leaves:
         if type(o) is Tracer and o._tape is tr.tape:
@@ -412,7 +425,7 @@ def externals(f, depth=3):
         seen.add(id(fn.__code__))
         if fn.__module__ and fn.__module__.split(".")[0] in ("diffsci", "numpy", "scipy"):
             return
-        for i, cell in enumerate(fn.__closure__ or ()):
+        for cell in fn.__closure__ or ():
             try:
                 v = cell.cell_contents
             except ValueError:
