@@ -3,6 +3,7 @@ expiry, call/put, steps): against central differences of the kernel's own price 
 float64 (``diffsci.testing.check_grads`` on a rule built from the kernel's values), and against
 QuantLib's CRR engine (its lattice Δ, Γ, θ and bump-and-reprice ν, ρ of its own tree)."""
 
+import functools
 import itertools
 
 import numpy as np
@@ -54,6 +55,20 @@ def kernel_functions(static, theta, i):
             rule("delta", "vanna") if i == 0 else None)
 
 
+@functools.cache
+def _layout(n, smooth):
+    """Per byte of the decision scratch: the node's grid index k (layer i, node j at
+    n − i + 2j), and whether it lies within 12 standard deviations of the root's paths; the
+    payoff layer of a plain tree (which stops everywhere) gets k of a zero exercise value."""
+    last = n - 1 if smooth else n
+    i = np.concatenate([np.full(layer + 3, layer) for layer in range(last + 1)])
+    j = np.concatenate([np.arange(layer + 3) for layer in range(last + 1)])
+    k = n - i + 2 * j
+    if not smooth:  # E > 0 there is the payoff's kink, whose two slopes the kernel averages
+        k[i == last] = 2 * n + 5  # (test_strike_on_a_node): one past the grid, a 0 appended
+    return k, np.abs(2 * j - i - 2) <= 12 * np.sqrt(i + 1) + 2
+
+
 def decisions(static, theta):
     """The exercise decisions of the lattice at ``theta`` (the kernel's byte per node) that
     can change a value: exercise where E > 0, at nodes within 12 standard deviations of the
@@ -63,17 +78,12 @@ def decisions(static, theta):
     th = dict(zip(THETA, theta))
     finance.tree_greeks(**static, **th)
     n, smooth = static["n_steps"], static["smooth"]
-    nodes = _kernels.tree_nodes(n, smooth)
-    mask = _tree._scratch.ws[0, :nodes].astype(bool)
+    mask = _tree._scratch.ws[0, :_kernels.tree_nodes(n, smooth)].astype(bool)
     s = th["vol"] * np.sqrt(th["expiry"] / n)
     e_grid = _kernels._exercise_grid(static["spot"], th["strike"], s,
                                      1.0 if static["is_call"] else -1.0, n)[0]
-    last = n - 1 if smooth else n
-    e = np.concatenate([e_grid[n - i:n + i + 5:2] for i in range(last + 1)])
-    near = np.concatenate([np.abs(2 * np.arange(i + 3) - i - 2) <= 12 * np.sqrt(i + 1) + 2
-                           for i in range(last + 1)])
-    if not smooth:  # the payoff layer stops everywhere: E > 0 there is the payoff's kink, whose
-        e[last * (last + 5) // 2:] = 0.0  # two slopes the kernel averages (test_strike_on_a_node)
+    k, near = _layout(n, smooth)
+    e = np.append(e_grid, 0.0)[k]
     return mask & (e > 0.0) & near
 
 
