@@ -169,7 +169,7 @@ def main():
     o_w = max(fits[1]["per_shard_s"], 1e-6)
     o_s = max(fits[2]["per_shard_s"], 1e-6)
     c0 = max(fits[2]["per_call_s"], 0.0)
-    print("\n3. scaling model: T_p ≈ c0 + log2(S)·o_w + max(S·(t + o_w)/p, S·o_s); "
+    print("\n3. scaling model: T_p ≈ c0 + ⌈log8 S⌉·o_w + max(S·(t + o_w)/p, S·o_s); "
           f"o_w = {1e3 * o_w:.2f} ms (1-worker slope), o_s = {1e3 * o_s:.2f} ms (2-worker "
           f"slope, an upper bound on the scheduler's cost per shard), c0 = {1e3 * c0:.0f} ms")
     print("   workers p | shard time for 90 % efficiency (S = 10·p shards) | shards/s the "
@@ -181,7 +181,7 @@ def main():
         lo, hi = 1e-6, 1e4
         for _ in range(200):
             t = (lo * hi) ** 0.5
-            tp = c0 + np.log2(s) * o_w + max(s * (t + o_w) / pw, s * o_s)
+            tp = c0 + np.ceil(np.log(s) / np.log(8)) * o_w + max(s * (t + o_w) / pw, s * o_s)
             lo, hi = (t, hi) if s * t / pw < 0.9 * tp else (lo, t)
         model[pw] = hi
         print(f"   {pw:>9} | {hi:10.3f} s | {1 / o_s:8.0f}")

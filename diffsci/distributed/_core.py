@@ -3,11 +3,13 @@
 ``map_sum(fn, payload, shards)`` evaluates ``w_s · fn(payload, shard_s)`` (a pytree) in one Dask
 task per shard and adds the results in a binary tree whose shape depends only on the number of
 shards: level 0 adds shards (0, 1), (2, 3), …, level 1 adds those sums pairwise, an odd one out
-is carried up unchanged. Every addition is itself a task on the cluster; the client receives the
-root alone. Floating-point addition is not associative, so fixing the tree is what makes the sum
-bit-identical whatever the number of workers, the order tasks finish in, or a retry after a
-worker died (tasks are pure functions of the payload and their shard). ``client="serial"`` runs
-the same tasks and the same tree in this process: the reference a cluster's result equals.
+is carried up unchanged. The additions run as tasks on the cluster, each adding up to 8
+consecutive partial sums in that binary order (the same bits: ``_fan_in``); the client receives
+the root alone, and the whole graph goes to the scheduler in one message. Floating-point
+addition is not associative, so fixing the tree is what makes the sum bit-identical whatever
+the number of workers, the order tasks finish in, or a retry after a worker died (tasks are pure
+functions of the payload and their shard). ``client="serial"`` runs the same tasks and the same
+tree in this process: the reference a cluster's result equals.
 
 ``value_and_grad`` is ``map_sum`` of ``diffsci.value_and_grad`` per shard.
 """
@@ -351,6 +353,7 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
 
     # the whole graph in one message to the scheduler (a submit per task costs a round trip
     # and a graph update each)
+    root = None
     root, *futs = c.compute([_fan_in(list(leaves), combine)[1]] + [d for _, d in leaves],
                             optimize_graph=False)
     del leaves
@@ -373,7 +376,8 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
                          f"unstable", i, f"KilledWorker: {e}") from e
     finally:
         for f in (root, pf):
-            f.release()
+            if f is not None:
+                f.release()
         pending.clear()
 
 
