@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
 from ._core import Dual, Tape, Tracer, backward, close, getval, primitive
 from ._tree import _LEAF, tree_flatten, tree_map, tree_unflatten
 
@@ -460,7 +459,7 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 # ---------------------------------------------------------------------------
 def stop_gradient(x: Any) -> Any:
     """Return ``x`` (any pytree) with every trace removed: no gradient flows through it."""
-    return tree_map(getval if _core.stop is None else _core.stop, x)
+    return tree_map(getval, x)
 
 
 @primitive

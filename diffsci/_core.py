@@ -64,14 +64,9 @@ _levels = itertools.count(1)
 #: Turns a (nested) list/tuple holding traced values into one traced array; set by
 #: diffsci.numpy (a ufunc primitive called on ``[x, y]`` stacks it, as NumPy converts lists).
 stack_sequence = None
-#: id(Rules) -> the primitive owning them (vjps, cvjps, cvjps1): how ``diffsci.jit`` reads a tape.
-PRIMITIVES = {}
-#: Called as ``observe(fun, args, kwargs, result)`` by nondifferentiable functions whose
-#: arguments hold traced values, while ``diffsci.jit`` traces (it records a guard); else None.
+#: ``observe(fun, args, kwargs)`` computes the nondifferentiable functions while diffsci.jit
+#: traces (it records what the trace looked at as a guard: diffsci/_jit/_trace.py); else None.
 observe = None
-#: While ``diffsci.jit`` traces: what ``stop_gradient`` maps each leaf to (it keeps the jit
-#: level, which stages the computation rather than differentiating it); else None.
-stop = None
 
 
 def _has_traced(seq):
@@ -533,8 +528,6 @@ def primitive(fun: Callable[..., Any] | None = None, *, name: str | None = None)
     wrapped.cvjps = cvjps
     wrapped.cvjps1 = cvjps1
     wrapped.is_primitive = True
-    for r in (vjps, cvjps, cvjps1):  # a record's rules name its primitive (diffsci/_jit)
-        PRIMITIVES[id(r)] = wrapped
     wrapped.binary = binary  # the two-argument fast path, for the Tracer operators
     return wrapped
 
@@ -591,8 +584,7 @@ def nondifferentiable(fun, name=None):
     """
 
     def wrapped(*args, **kwargs):
-        if observe is not None:
-            return observe(fun, args, kwargs)
+        if observe is not None: return observe(fun, args, kwargs)  # noqa: E701 (diffsci.jit)
         args = [getval(a) for a in args]
         if kwargs:
             kwargs = {k: getval(v) for k, v in kwargs.items()}

@@ -30,8 +30,10 @@ import types
 
 import numpy as np
 
-from .. import _core
+from .. import _api, _core
 from .._core import Dual, Rules, Tape, Tracer, close, getval
+
+_TREE_MAP = _api.tree_map
 
 _lock = threading.RLock()
 _active = []  # the jit traces running now (innermost last)
@@ -151,6 +153,29 @@ def _kind(v):
     return np.dtype(dt).kind
 
 
+_PRIMITIVES = {}  # id(Rules) -> the primitive owning them (vjps, cvjps or cvjps1)
+
+
+def primitive_of(rules):
+    """The primitive a record's rules belong to (found among live functions, then cached)."""
+    p = _PRIMITIVES.get(id(rules))
+    if p is None:
+        for p in all_primitives():
+            for r in (p.vjps, p.cvjps, p.cvjps1):
+                _PRIMITIVES[id(r)] = p
+        p = _PRIMITIVES.get(id(rules))
+    return p
+
+
+def all_primitives():
+    """Every primitive alive in the process (diffsci's and the user's)."""
+    import gc
+
+    return [o for o in gc.get_objects()
+            if type(o) is types.FunctionType and getattr(o, "is_primitive", False) is True
+            and isinstance(getattr(o, "vjps", None), Rules)]
+
+
 def _holds_tracer(v):
     tv = type(v)
     if tv is Tracer or tv is Dual:
@@ -247,6 +272,12 @@ _METHODS = {
 }
 
 
+def _tree_map_keeping_jit(f, tree, *rest):
+    """``diffsci._api.tree_map`` while tracing: ``stop_gradient`` (``tree_map(getval, x)``)
+    keeps the jit level, which stages the computation rather than differentiating it."""
+    return _TREE_MAP(_stop if f is getval else f, tree, *rest)
+
+
 def _stop(x):
     """``stop_gradient`` while tracing: strip the levels above a jit level, keep that one."""
     while type(x) is Tracer or type(x) is Dual:
@@ -266,9 +297,9 @@ class _Observing:
             for name, m in _METHODS.items():
                 self.saved.append((T, name, T.__dict__.get(name)))
                 setattr(T, name, m)
-        self.saved_observe = _core.observe, _core.stop
+        self.saved_observe = _core.observe, _api.tree_map
         _core.observe = _observe_nondiff
-        _core.stop = _stop
+        _api.tree_map = _tree_map_keeping_jit
 
     def __exit__(self, *exc):
         for T, name, m in self.saved:
@@ -276,7 +307,7 @@ class _Observing:
                 delattr(T, name)
             else:
                 setattr(T, name, m)
-        _core.observe, _core.stop = self.saved_observe
+        _core.observe, _api.tree_map = self.saved_observe
 
 
 # ---------------------------------------------------------------------------
@@ -333,7 +364,7 @@ def build(tr, out_leaves, out_tree, externals_ids):
             what = (f"the custom rule {type(owner).__name__}" if owner is not None
                     else "an in-place write (x[i] = v) or a custom rule")
             raise CannotCompile(f"{what} is recorded as a special record")
-        prim = _core.PRIMITIVES.get(id(rules))
+        prim = primitive_of(rules)
         if prim is None:
             raise CannotCompile(f"record of unknown primitive {rules.name!r}")
         parents = r._parents

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 import diffsci as ds
-from diffsci import _core
-from diffsci._jit import JitWarning, _codegen, _compile
+from diffsci._jit import JitWarning, _codegen, _compile, _trace
 from diffsci.testing import check_grads
 
 from . import test_numpy_grads as tng
@@ -379,7 +378,7 @@ def _all_primitives():
     for m in pkgutil.walk_packages(ds.__path__, "diffsci."):
         if "._jit" not in m.name and ".interop" not in m.name:
             importlib.import_module(m.name)
-    return {id(p): p for p in _core.PRIMITIVES.values()}.values()
+    return _trace.all_primitives()
 
 
 def test_every_primitive_has_a_rule_or_is_documented_opaque():
