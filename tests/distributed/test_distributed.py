@@ -369,3 +369,14 @@ def test_fan_in_reduction_equals_the_binary_tree_bit_for_bit():
             assert chunked == binary, (n, fan)
     with pytest.raises(ValueError, match="power of two"):
         _fan_in([1.0, 2.0], lambda run, lv, j: sum(run), 6)
+
+
+def test_import_diffsci_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, diffsci, diffsci.distributed; "
+            "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
