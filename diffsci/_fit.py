@@ -28,7 +28,7 @@ __all__ = ["fit"]
 def fit(loss: Callable[..., Any], params: Any, optimizer: AbstractOptimizer | None = None,
         steps: int = 100, progress: bool = True,
         callback: Callable[[int, Any, float], Any] | None = None, args: tuple[Any, ...] = (),
-        has_aux: bool = False) -> tuple[Any, dict[str, Any]]:
+        has_aux: bool = False, jit: bool = False) -> tuple[Any, dict[str, Any]]:
     """Minimise ``loss(params, *args)`` with a first-order optimiser; return the fitted params.
 
     Each step evaluates the loss and its gradient with
@@ -50,6 +50,7 @@ def fit(loss: Callable[..., Any], params: Any, optimizer: AbstractOptimizer | No
         args: extra positional arguments of ``loss`` (not differentiated).
         has_aux: ``loss`` returns ``(value, aux)``; ``aux`` (with no gradient)
             is collected in the history.
+        jit: compile the value-and-gradient step with :func:`diffsci.jit`.
 
     Returns:
         ``(params, history)``: the parameters after the last step, and a dict
@@ -86,6 +87,10 @@ def fit(loss: Callable[..., Any], params: Any, optimizer: AbstractOptimizer | No
     steps = int(steps)
     args = tuple(args)
     vg = value_and_grad(loss, has_aux=has_aux)
+    if jit:
+        from ._jit import jit as _jit
+
+        vg = _jit(vg)
     state = optimizer.init(params)
     losses = np.empty(steps)
     times = np.empty(steps)

@@ -516,7 +516,7 @@ def _is_pair(b):
 
 
 def minimize(fun, x0, args=(), method="L-BFGS-B", bounds=None, options=None, tol=None,
-             callback=None, constraints=()):
+             callback=None, constraints=(), jit=False):
     """Minimise a scalar function of a pytree with :func:`scipy.optimize.minimize`.
 
     ``fun(x, *args)`` is differentiated with :func:`diffsci.value_and_grad`,
@@ -546,6 +546,7 @@ def minimize(fun, x0, args=(), method="L-BFGS-B", bounds=None, options=None, tol
         callback: called as ``callback(x)`` after each iteration with ``x`` in
             ``x0``'s structure; returning ``True`` stops (SciPy ≥ 1.11 methods).
         constraints: SciPy's ``constraints`` (functions of ``x_flat``).
+        jit: compile ``fun`` and its gradient with :func:`diffsci.jit`.
 
     Returns:
         SciPy's :class:`~scipy.optimize.OptimizeResult` with ``x`` in ``x0``'s
@@ -576,6 +577,10 @@ def minimize(fun, x0, args=(), method="L-BFGS-B", bounds=None, options=None, tol
             f"method='L-BFGS-B', ...): pass method by keyword")
     flat = _Flat(x0)
     vg = value_and_grad(fun)
+    if jit:
+        from ._jit import jit as _jit
+
+        vg = _jit(vg)
     g_method = method is None or str(method).lower() in _GRADIENT_METHODS
     args = tuple(args)
 

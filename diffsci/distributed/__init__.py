@@ -22,8 +22,10 @@ Dask is imported only when a cluster is used: ``import diffsci`` never imports i
 >>> import numpy as np
 >>> from diffsci import distributed
 >>> shards = [np.arange(3.0), np.arange(3.0, 5.0)]
->>> distributed.value_and_grad(lambda w, x: np.sum(w * x), 2.0, shards, client="serial")
-(np.float64(20.0), np.float64(10.0))
+>>> value, grad = distributed.value_and_grad(lambda w, x: np.sum(w * x), 2.0, shards,
+...                                          client="serial")
+>>> float(value), float(grad)
+(20.0, 10.0)
 """
 
 from ._core import SERIAL, ShardError, cluster_client, map_sum, shard_seeds, value_and_grad

@@ -510,9 +510,10 @@ def value_and_grad(f, params, shards, *, client=None, weights=None, has_aux=Fals
         >>> import numpy as np
         >>> from diffsci import distributed
         >>> data = [np.array([1.0, 2.0]), np.array([3.0])]
-        >>> distributed.value_and_grad(lambda w, x: np.sum((w * x - 1.0) ** 2), 0.5, data,
-        ...                            client="serial")
-        (np.float64(0.5), np.float64(2.0))
+        >>> value, grad = distributed.value_and_grad(lambda w, x: np.sum((w * x - 1.0) ** 2),
+        ...                                          0.5, data, client="serial")
+        >>> float(value), float(grad)
+        (0.5, 2.0)
     """
     if not callable(f):
         raise TypeError(f"value_and_grad: f must be callable, got {type(f).__name__}")

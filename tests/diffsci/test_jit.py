@@ -431,3 +431,26 @@ def test_every_spec_through_jit_equals_eager(k):
     assert all("in-place write" in m for m in eager), eager
     if not eager:
         assert jf.stats()["specializations"] == 1 and jvg.stats()["specializations"] == 1
+
+
+# ---------------------------------------------------------------- fit and minimize
+def test_fit_and_minimize_with_jit_equal_eager():
+    data = np.linspace(0, 1, 7)
+
+    def loss(p, t):
+        return np.sum((p["a"] * np.sin(t) + p["b"] - t) ** 2)
+
+    p0 = {"a": np.array(0.5), "b": np.array(0.0)}
+    kw = dict(optimizer=ds.optim.Adam(0.05), steps=30, progress=False, args=(data,))
+    pj, hj = ds.fit(loss, p0, jit=True, **kw)
+    kw["optimizer"] = ds.optim.Adam(0.05)
+    pe, he = ds.fit(loss, p0, **kw)
+    close(pj, pe, rtol=1e-11)
+    np.testing.assert_allclose(hj["loss"], he["loss"], rtol=1e-11)
+    rj = ds.optim.minimize(loss, p0, args=(data,), jit=True)
+    re_ = ds.optim.minimize(loss, p0, args=(data,))
+    close(rj.x, re_.x, rtol=1e-9)
+    # the normal equations of the linear least-squares fit: an independent reference
+    A = np.stack([np.sin(data), np.ones_like(data)], 1)
+    ab = np.linalg.lstsq(A, data, rcond=None)[0]
+    assert float(rj.x["a"]) == pytest.approx(ab[0], abs=1e-5)
