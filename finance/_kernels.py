@@ -391,13 +391,13 @@ def _tree_steps(expiry, rate, dividend, vol, n):
 
 
 @njit(cache=True)
-def _tree_coefficients(expiry, rate, dividend, vol, n):
+def _tree_coefficients(expiry, rate, dividend, vol, n, th):
     """The per-step scalars of the lattice and their θ-derivatives, θ = (σ, T, r, q, K).
 
-    Returns ``(s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th, disc_th)``:
-    s = σ√Δt, pu = e^{−rΔt} p, pd = e^{−rΔt}(1 − p), ud = ∂pu/∂σ (= −∂pd/∂σ), s_sig = ∂s/∂σ,
-    f = e^{−qΔt}, disc = e^{−rΔt}; the ``*_th`` arrays hold ∂/∂θ of s, pu, pd, ud, s_sig, f and
-    disc (eqs. TC1–TC3).
+    Returns ``(s, pu, pd, ud, s_sig, f, disc)``: s = σ√Δt, pu = e^{−rΔt} p, pd = e^{−rΔt} − pu,
+    ud = ∂pu/∂σ (= −∂pd/∂σ), s_sig = ∂s/∂σ, f = e^{−qΔt}, disc = e^{−rΔt}; writes into the rows
+    of ``th`` (8 × ≥ 5 scratch) ∂/∂θ of s, pu, pd, ud, s_sig, f, disc and g = e^{(r−q)Δt}
+    (eqs. TC1–TC3).
     """
     dt = expiry / n
     s_sig = math.sqrt(dt)
@@ -408,11 +408,17 @@ def _tree_coefficients(expiry, rate, dividend, vol, n):
     p_g = 1.0 / (2.0 * sh)
     p_sg = -ch / (2.0 * sh * sh)
     p_ss = (-g * sh * sh - 2.0 * (1.0 - g * ch) * ch) / (2.0 * sh * sh * sh)
-    s_th = np.zeros(N_TREE_THETA)
-    g_th = np.zeros(N_TREE_THETA)
-    disc_th = np.zeros(N_TREE_THETA)
-    f_th = np.zeros(N_TREE_THETA)
-    sd_th = np.zeros(N_TREE_THETA)
+    s_th = th[0]
+    pu_th = th[1]
+    pd_th = th[2]
+    ud_th = th[3]
+    sd_th = th[4]
+    f_th = th[5]
+    disc_th = th[6]
+    g_th = th[7]
+    for r in (0, 4, 5, 6, 7):
+        for t in range(N_TREE_THETA):
+            th[r, t] = 0.0
     s_th[0] = s_sig
     s_th[1] = s / (2.0 * expiry)
     sd_th[1] = s_sig / (2.0 * expiry)
@@ -424,16 +430,13 @@ def _tree_coefficients(expiry, rate, dividend, vol, n):
     f_th[1] = -dividend / n * f
     f_th[3] = -dt * f
     ud = disc * p_s * s_sig
-    pu_th = np.empty(N_TREE_THETA)
-    pd_th = np.empty(N_TREE_THETA)
-    ud_th = np.empty(N_TREE_THETA)
     for t in range(N_TREE_THETA):
         p_t = p_s * s_th[t] + p_g * g_th[t]
         pu_th[t] = disc_th[t] * p + disc * p_t
         pd_th[t] = disc_th[t] - pu_th[t]
         ud_th[t] = (disc_th[t] * p_s * s_sig + disc * (p_ss * s_th[t] + p_sg * g_th[t]) * s_sig
                     + disc * p_s * sd_th[t])
-    return s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th, disc_th
+    return s, pu, pd, ud, s_sig, f, disc
 
 
 @njit(cache=True)
@@ -464,19 +467,19 @@ def _bbs_node(fwd, gk, s, m, w):
 
 
 @njit(cache=True)
-def _exercise_grid(anchor, strike, s, w, n):
-    """Exercise values on the grid k = 0..2n+4 (m = k − n − 2) and their s-derivatives.
+def _exercise_grid(anchor, strike, s, w, n, grid):
+    """Exercise values on the grid k = 0..2n+4 (m = k − n − 2) and their s-derivatives, written
+    into the rows of ``grid`` (4 × ≥ 2n + 5 scratch).
 
-    Returns ``(E, I, G, H)``: ``E = max(w(S_k − K), 0)``, ``I = 1{w(S_k − K) > 0}`` (½ on a
-    node exactly at the strike, the mean of the kink's slopes, as AD of ``np.maximum``),
+    Rows ``(E, I, G, H)``: ``E = max(w(S_k − K), 0)``, ``I = 1{w(S_k − K) > 0}`` (½ on a node
+    exactly at the strike, the mean of the kink's slopes, as AD of ``np.maximum``),
     ``G = ∂E/∂s = w S_k m I``, ``H = ∂²E/∂s² = w S_k m² I``.
     """
-    size = 2 * n + 5
-    e = np.empty(size)
-    ind = np.empty(size)
-    gg = np.empty(size)
-    hh = np.empty(size)
-    for k in range(size):
+    e = grid[0]
+    ind = grid[1]
+    gg = grid[2]
+    hh = grid[3]
+    for k in range(2 * n + 5):
         m = k - n - 2
         sk = anchor * math.exp(s * m)
         h = w * (sk - strike)
@@ -490,7 +493,6 @@ def _exercise_grid(anchor, strike, s, w, n):
             ind[k] = 0.0
             gg[k] = 0.0
             hh[k] = 0.0
-    return e, ind, gg, hh
 
 
 @njit(cache=True)
@@ -506,21 +508,20 @@ def _tree_layer(nxt, cur, e, pu, pd, allow):
 
 
 @njit(cache=True)
-def _exercise_values(anchor, strike, s, w, n):
-    """``max(w(S_k − K), 0)`` on the grid k = 0..2n+4, ``S_k = S_ref e^{s(k − n − 2)}``."""
-    e = np.empty(2 * n + 5)
+def _exercise_values(anchor, strike, s, w, n, e):
+    """``e[k] = max(w(S_k − K), 0)`` on the grid k = 0..2n+4, ``S_k = S_ref e^{s(k − n − 2)}``."""
     for k in range(2 * n + 5):
         e[k] = max(w * (anchor * math.exp(s * (k - n - 2)) - strike), 0.0)
-    return e
 
 
 @njit(cache=True)
-def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e_grid, mask,
-                ex_lo, ex_hi, keep):
+def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e_grid, e_rows,
+                vals, mask, ex_lo, ex_hi, keep):
     """The induction (TR1) from the last layer to layer 0; returns ``(V₋, V₀, V₊)``.
 
-    Two layer buffers; layer i reads the exercise values of its nodes as one contiguous slice of
-    the parity rows of the grid (:func:`_parity_rows`). With ``keep``, exercise layer i stores
+    Scratch: ``e_rows`` (2 × ≥ n + 3), ``vals`` (2 × ≥ n + 4), the two layer buffers. Layer i
+    reads the exercise values of its nodes as one contiguous slice of the parity rows of the
+    grid (:func:`_parity_rows`). With ``keep``, exercise layer i stores
     its decisions in ``mask[i (i + 5)/2 + j]`` and its first/last exercised node in
     ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` on layers without exercise), and the last layer
     whether each node takes its exercise value.
@@ -528,8 +529,7 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
     last = n - 1 if smooth else n
     gk = strike * disc
     terminal_exercise = not smooth or (american and last % every == 0)
-    e_rows = _parity_rows(e_grid, n)
-    vals = np.empty((2, last + 4))
+    _parity_rows(e_grid, n, e_rows)
     nxt = vals[last % 2]
     top = last * (last + 5) // 2
     for j in range(last + 3):
@@ -564,23 +564,24 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
 def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
     """Price alone: the three layer-0 values ``(V₋, V₀, V₊)`` of the induction (TR1)."""
     s, pu, pd, f, disc = _tree_steps(expiry, rate, dividend, vol, n)[:5]
+    e = np.empty(2 * n + 5)
+    _exercise_values(anchor, strike, s, w, n, e)
     none = np.empty(1, np.int64)
-    return _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth,
-                       _exercise_values(anchor, strike, s, w, n), np.empty(1, np.uint8), none,
+    return _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e,
+                       np.empty((2, n + 3)), np.empty((2, n + 4)), np.empty(1, np.uint8), none,
                        none, False)
 
 
 @njit(cache=True)
-def _parity_rows(grid, n):
-    """The grid k = 0..2n+4 as two contiguous rows by the parity of k: ``rows[k % 2, k // 2]``.
+def _parity_rows(grid, n, rows):
+    """The grid k = 0..2n+4 as two contiguous rows by the parity of k: ``rows[k % 2, k // 2]``
+    (``rows``: 2 × ≥ n + 3 scratch).
 
     Layer i's nodes sit at k = n − i + 2j, i.e. at ``rows[(n − i) % 2, (n − i) // 2 + j]``: one
     contiguous slice per layer (no stride-2 loads, so the layer loops vectorise).
     """
-    rows = np.zeros((2, n + 3))
     for k in range(2 * n + 5):
         rows[k % 2, k // 2] = grid[k]
-    return rows
 
 
 @njit(cache=True)
@@ -652,9 +653,9 @@ def _exercise_phi(phi_t, phi_st, gs, hs, ind, s_th, sd_th, s_sig, w):
 
 @njit(cache=True)
 def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
-                    mask, out):
+                    mask, work, iwork, out):
     """Price and Greeks of one option: a value pass storing the exercise decisions, then one
-    sweep of the path weights from t = 0 to expiry (DERIVATIONS.md §TA, eqs. TA1–TA7).
+    sweep of the path weights from t = 0 to expiry (DERIVATIONS.md §TA, eqs. TA1–TA8).
 
     With the decisions fixed (they are locally constant, so this is the exact derivative of the
     lattice price, as AD's), ``V₀ = Σ λ_ν Φ_ν`` over the stopping nodes ν (exercised, or on the
@@ -662,35 +663,60 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     root. So ∂V₀/∂θ and ∂²V₀/∂σ∂θ are sums over the stopping nodes of λ times polynomials in
     (U, D) and Φ's own derivatives (TA4, TA5): no value or tangent is stored, only one byte per
     node, and the sweep propagates λ (and μ, the weights from V₊ − V₋, for vanna) with two
-    multiply–adds per node. ``mask`` is caller-owned scratch of :func:`tree_nodes` bytes.
-    Writes the :data:`N_TREE_OUT` columns into ``out``.
+    multiply–adds per node. Allocates nothing (so numba.cuda compiles it as a device function):
+    ``mask`` is :func:`tree_nodes` bytes, ``work`` float64 (:data:`TREE_WORK_ROWS`,
+    :func:`tree_work_cols`), ``iwork`` int64 (2, n), all caller-owned scratch. Writes the
+    :data:`N_TREE_OUT` columns into ``out``.
     """
-    (s, pu, pd, ud, s_sig, f, disc, s_th, pu_th, pd_th, ud_th, sd_th, f_th,
-     disc_th) = _tree_coefficients(expiry, rate, dividend, vol, n)
-    e_grid, i_grid, g_grid, h_grid = _exercise_grid(anchor, strike, s, w, n)
+    th = work[12:20]
+    s, pu, pd, ud, s_sig, f, disc = _tree_coefficients(expiry, rate, dividend, vol, n, th)
+    s_th = th[0]
+    pu_th = th[1]
+    pd_th = th[2]
+    ud_th = th[3]
+    sd_th = th[4]
+    f_th = th[5]
+    disc_th = th[6]
+    _exercise_grid(anchor, strike, s, w, n, work[6:10])
+    e_grid = work[6]
+    i_grid = work[7]
+    g_grid = work[8]
+    h_grid = work[9]
     last = n - 1 if smooth else n
     gk = strike * disc
     width = last + 3
     # ---- value pass (TR1), keeping the decisions of the exercise layers
-    ex_lo = np.empty(last, np.int64)
-    ex_hi = np.empty(last, np.int64)
+    ex_lo = iwork[0]
+    ex_hi = iwork[1]
     v_lo, v_0, v_hi = _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every,
-                                  smooth, e_grid, mask, ex_lo, ex_hi, True)
+                                  smooth, e_grid, work[10:12], work[0:2], mask, ex_lo, ex_hi,
+                                  True)
     # ---- coefficients of (TA4, TA5): ∂ln pu/∂θ, ∂ln pd/∂θ and their σ-derivatives
-    a_t = pu_th / pu
-    b_t = pd_th / pd
-    a_st = ud_th / pu - pu_th[0] * pu_th / (pu * pu)
-    b_st = -ud_th / pd - pd_th[0] * pd_th / (pd * pd)
+    a_t = work[20]
+    b_t = work[21]
+    a_st = work[22]
+    b_st = work[23]
+    phi_t = work[24]
+    phi_st = work[25]
+    g1 = work[26]
+    g2 = work[27]
+    for t in range(N_TREE_THETA):
+        a_t[t] = pu_th[t] / pu
+        b_t[t] = pd_th[t] / pd
+        a_st[t] = ud_th[t] / pu - pu_th[0] * pu_th[t] / (pu * pu)
+        b_st[t] = -ud_th[t] / pd - pd_th[0] * pd_th[t] / (pd * pd)
+        g1[t] = 0.0
+        g2[t] = 0.0
     ab_s = a_t[0] - b_t[0]
-    phi_t = np.zeros(N_TREE_THETA)
-    phi_st = np.zeros(N_TREE_THETA)
-    g1 = np.zeros(N_TREE_THETA)
-    g2 = np.zeros(N_TREE_THETA)
     dmu = 0.0  # Σ over stopping nodes of μ (L_σ Φ + Φ_σ), L_σ counted from node 0 (TA6)
     # ---- sweep of the weights λ (seed 1 at V₀) and μ (−1 at V₋, +1 at V₊), t = 0 → expiry;
     # rows offset by one, entries outside [lo, hi] zero
-    lam = np.zeros((2, width + 2))
-    mu = np.zeros((2, width + 2))
+    lam = work[2:4]
+    mu = work[4:6]
+    for r in range(2):
+        for j in range(width + 2):
+            lam[r, j] = 0.0
+            mu[r, j] = 0.0
     lam[0, 2] = 1.0
     mu[0, 1] = -1.0
     mu[0, 3] = 1.0
@@ -775,6 +801,18 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
         out[9 + t] = g2[t]
 
 
+#: Rows of the float64 scratch of :func:`tree_greeks_one`: two value rows, λ and μ (two rows
+#: each), the exercise grid (4), its parity rows (2), the per-step θ-derivatives (8) and eight
+#: rows of five per-option coefficients and sums.
+TREE_WORK_ROWS = 28
+
+
+@njit(cache=True)
+def tree_work_cols(n):
+    """Columns of the float64 scratch of :func:`tree_greeks_one` (the exercise grid's 2n + 5)."""
+    return 2 * n + 5
+
+
 @njit(cache=True)
 def tree_nodes(n, smooth):
     """Bytes of decision scratch that :func:`tree_greeks_one` needs: one per node of every layer
@@ -812,27 +850,29 @@ def tree_prices(anchor, strike, expiry, rate, dividend, vol, w, american, n, eve
 
 @njit(cache=True)
 def tree_greeks_serial(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
-                       vt):
-    """:func:`tree_greeks_one` over a flat batch, one thread, decision scratch ``vt[0]``."""
+                       mask, work, iwork):
+    """:func:`tree_greeks_one` over a flat batch, one thread, scratch ``mask[0]``, ``work[0]``,
+    ``iwork[0]``: ``(m, N_TREE_OUT)``."""
     out = np.empty((anchor.size, N_TREE_OUT))
     for b in range(anchor.size):
         tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
-                        american, n, every, smooth, vt[0], out[b])
+                        american, n, every, smooth, mask[0], work[0], iwork[0], out[b])
     return out
 
 
 @njit(parallel=True, cache=True)
-def tree_greeks(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth, vt):
-    """:func:`tree_greeks_one` over a flat batch, ``vt.shape[0]`` chunks in parallel.
+def tree_greeks(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth, mask,
+                work, iwork):
+    """:func:`tree_greeks_one` over a flat batch, ``mask.shape[0]`` chunks in parallel.
 
     Chunk c prices options c, c + C, c + 2C, … with scratch row c: ``(m, N_TREE_OUT)``.
     """
     out = np.empty((anchor.size, N_TREE_OUT))
-    chunks = vt.shape[0]
+    chunks = mask.shape[0]
     for c in prange(chunks):
         for b in range(c, anchor.size, chunks):
             tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
-                            american, n, every, smooth, vt[c], out[b])
+                            american, n, every, smooth, mask[c], work[c], iwork[c], out[b])
     return out
 
 

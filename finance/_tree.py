@@ -90,14 +90,19 @@ PARALLEL_MIN_NODES = 200_000
 _scratch = threading.local()
 
 
-def _workspace(chunks, nbytes):
-    """Per-thread decision scratch (one byte per node) for the Greeks kernel, reused across calls
-    (no fresh pages)."""
+def _workspace(chunks, n, smooth):
+    """Per-thread scratch of the Greeks kernel, reused across calls (no fresh pages): the
+    decision bytes (one per node), the float64 and int64 rows, ``chunks`` of each."""
+    nbytes = int(_kernels.tree_nodes(n, smooth))
+    cols = int(_kernels.tree_work_cols(n))
     ws = getattr(_scratch, "ws", None)
-    if ws is None or ws.shape[0] < chunks or ws.shape[1] < nbytes:
+    if ws is None or ws.shape[0] < chunks or ws.shape[1] < nbytes or \
+            _scratch.work.shape[2] < cols:
         ws = np.empty((chunks, nbytes), np.uint8)
         _scratch.ws = ws
-    return ws[:chunks]
+        _scratch.work = np.empty((chunks, _kernels.TREE_WORK_ROWS, cols))
+        _scratch.iwork = np.empty((chunks, 2, cols), np.int64)
+    return ws[:chunks], _scratch.work[:chunks], _scratch.iwork[:chunks]
 
 
 def _parallel(size, n):
@@ -206,13 +211,12 @@ def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fa
         who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every)
     flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
     size = flat[0].size
-    nodes = int(_kernels.tree_nodes(n, bool(smooth)))
     static = (bool(american), n, int(exercise_every), bool(smooth))
     if _parallel(size, n):
-        ws = _workspace(min(size, numba.get_num_threads()), nodes)
-        out = _kernels.tree_greeks(*flat, *static, ws)
+        out = _kernels.tree_greeks(*flat, *static, *_workspace(min(size, numba.get_num_threads()),
+                                                                n, bool(smooth)))
     else:
-        out = _kernels.tree_greeks_serial(*flat, *static, _workspace(1, nodes))
+        out = _kernels.tree_greeks_serial(*flat, *static, *_workspace(1, n, bool(smooth)))
     cols = np.ascontiguousarray(out.T)  # one contiguous row per Greek
     return {k: cols[c].reshape(shape) for c, k in enumerate(TREE_GREEKS)}
 

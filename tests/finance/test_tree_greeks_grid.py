@@ -80,8 +80,10 @@ def decisions(static, theta):
     n, smooth = static["n_steps"], static["smooth"]
     mask = _tree._scratch.ws[0, :_kernels.tree_nodes(n, smooth)].astype(bool)
     s = th["vol"] * np.sqrt(th["expiry"] / n)
-    e_grid = _kernels._exercise_grid(static["spot"], th["strike"], s,
-                                     1.0 if static["is_call"] else -1.0, n)[0]
+    grid = np.empty((4, 2 * n + 5))
+    _kernels._exercise_grid(static["spot"], th["strike"], s, 1.0 if static["is_call"] else -1.0,
+                            n, grid)
+    e_grid = grid[0]
     k, near = _layout(n, smooth)
     e = np.append(e_grid, 0.0)[k]
     return mask & (e > 0.0) & near
