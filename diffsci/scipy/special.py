@@ -484,7 +484,10 @@ del _f
 # Bessel functions, zeta, entropies ...: diffsci/scipy/_special_more.py; incomplete gamma and
 # beta: _special_gammainc.py (they build their primitives with the helpers above, so they are
 # imported last).
-from . import _special_gammainc, _special_more  # noqa: E402, I001
+from . import _special_extra, _special_gammainc, _special_more  # noqa: E402, I001
+from ._special_extra import (  # noqa: E402, F401
+    boxcox, boxcox1p, comb, dawsn, fresnel, loggamma, owens_t, sici, wofz,
+)
 from ._special_gammainc import (  # noqa: E402, F401
     betainc, betaincinv, gammainc, gammainccinv, gammaincc, gammaincinv,
 )
@@ -494,10 +497,11 @@ from ._special_more import (  # noqa: E402, F401
     poch, rel_entr, rgamma, spence, y0, y1, yn, yv, zeta,
 )
 
-__all__ = sorted(__all__ + _special_more.__all__ + _special_gammainc.__all__)
+__all__ = sorted(__all__ + _special_more.__all__ + _special_gammainc.__all__
+                 + _special_extra.__all__)
 for _f in (j0, j1, y0, y1, k0, k0e, k1, k1e, exp1, expi, spence, log_expit, entr, rgamma,
            rel_entr, kl_div, poch, gammainc, gammaincc, betainc, gammasgn, gammaincinv,
-           gammainccinv, betaincinv, binom):
+           gammainccinv, betaincinv, binom, dawsn, wofz, loggamma, boxcox, boxcox1p, owens_t):
     register_numpy_function(getattr(sc, _f.__name__), _f)
 for _f in (jv, yv, yn, iv, ive, kv, kve, kn, expn, zeta, hyp1f1, hyp2f1):  # sc.jn is sc.jv
     register_numpy_function(getattr(sc, _f.__name__), _f)

@@ -162,6 +162,19 @@ SPECS = [
     S_("entr", S.entr, (uniform(0.1, 2.0, 4),)),
     S_("rel_entr", S.rel_entr, (uniform(0.1, 2.0, 4), uniform(0.1, 2.0, 2, 4))),
     S_("kl_div", S.kl_div, (uniform(0.1, 2.0, 2, 4), uniform(0.1, 2.0, 4))),
+    # Dawson, Faddeeva, Fresnel, sine/cosine integrals, Box-Cox, Owen's T, comb
+    S_("dawsn", S.dawsn, (normal(4, scale=2.0),)),
+    S_("wofz", S.wofz, (cnormal(3, re=0.5),)),
+    S_("wofz", S.wofz, (normal(4),)),
+    S_("loggamma", S.loggamma, (uniform(0.3, 5.0, 4),)),
+    S_("fresnel", S.fresnel, (normal(4, scale=1.5),)),
+    S_("sici", S.sici, (uniform(0.2, 5.0, 4),)),
+    S_("boxcox", S.boxcox, (uniform(0.3, 3.0, 4), uniform(-1.0, 1.0, 4))),
+    S_("boxcox1p", S.boxcox1p, (uniform(-0.5, 3.0, 2, 4), uniform(-1.0, 1.0, 4))),
+    S_("owens_t", S.owens_t, (normal(4), normal(2, 4))),
+    S_("comb", S.comb, (uniform(4.0, 8.0, 4), uniform(0.5, 3.5, 4))),
+    S_("comb", lambda n, k: S.comb(n, k, repetition=True), (uniform(4.0, 8.0, 4),
+                                                             uniform(0.5, 3.5, 4))),
 ]
 
 
@@ -202,6 +215,31 @@ def test_values_are_scipys(name, x):
     np.testing.assert_array_equal(ours(x), getattr(sc, name)(x))
     y, _ = ds.pullback(ours, x)
     np.testing.assert_array_equal(ds.stop_gradient(y), getattr(sc, name)(x))
+
+
+def test_more_values_and_closed_forms():
+    x = np.array([-1.3, 0.2, 2.5])
+    for name in ("dawsn", "fresnel", "sici", "wofz"):
+        np.testing.assert_array_equal(getattr(S, name)(x), getattr(sc, name)(x))
+        y = ds.pullback(getattr(S, name), x)[0]
+        np.testing.assert_array_equal(ds.stop_gradient(y), getattr(sc, name)(x))
+    # closed forms of the derivatives against SciPy's own functions
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(S.fresnel(x)[0]))(x),
+                               np.sin(np.pi * x * x / 2), rtol=1e-14)
+    np.testing.assert_allclose(ds.grad(lambda x: np.sum(S.sici(x)[1]))(np.abs(x)),
+                               np.cos(np.abs(x)) / np.abs(x), rtol=1e-14)
+    # Box-Cox in lmbda at 0 (the limit (log x)^2 / 2) and 4th-order differences elsewhere
+    np.testing.assert_allclose(ds.grad(S.boxcox, argnums=1)(2.0, 0.0), np.log(2.0) ** 2 / 2)
+    h = 1e-3
+    for f, ref, a, b in [(S.boxcox, sc.boxcox, 1.7, 0.4), (S.owens_t, sc.owens_t, 0.8, 1.3),
+                         (S.comb, sc.comb, 6.5, 2.2)]:
+        fd = (-ref(a, b + 2 * h) + 8 * ref(a, b + h) - 8 * ref(a, b - h) + ref(a, b - 2 * h)) \
+            / (12 * h)
+        np.testing.assert_allclose(ds.grad(f, argnums=1)(a, b), fd, rtol=1e-9)
+    # comb is 0 where SciPy's is, with zero gradient; exact=True is not differentiable
+    assert ds.grad(S.comb)(2.0, 3.0) == 0.0
+    with pytest.raises(TypeError, match="exact=True"):
+        ds.grad(lambda n: S.comb(n, 2, exact=True))(5.0)
 
 
 def test_two_argument_and_reduction_values_are_scipys():
