@@ -18,8 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from numbers import Real
+from typing import TypeAlias
 
 import numpy as np
+
+from diffsci.typing import ArrayLike
 
 from ._gates import GATES, ISWAP, Elementary, pauli_masks
 from ._kernels import (
@@ -174,6 +177,11 @@ def _lookup(table, name, what: str, arg: str):
     raise ValueError(f"{what}: unknown {arg} {name!r}; known: {', '.join(table)}.")
 
 
+#: An angle argument of a gate method: a number (fixed), a :class:`Param` (a slot of θ, possibly
+#: shared and scaled) or None (a fresh slot of θ).
+Angle: TypeAlias = "float | Param | None"
+
+
 class Circuit:
     """A quantum circuit on ``n_qubits`` wires, built gate by gate; parameters are slots of θ.
 
@@ -244,7 +252,9 @@ class Circuit:
             f"{type(a).__name__}. Trainable angles go through theta: expval(circuit, theta, H)."
         )
 
-    def append(self, name: str, wires, angles=None, *, controls=(), paulis=None, matrix=None):
+    def append(self, name: str, wires: int | Sequence[int], angles: Sequence[Angle] | None = None,
+               *, controls: Sequence[int] = (), paulis: str | None = None,
+               matrix: ArrayLike | None = None) -> Circuit:
         """Append the gate ``name`` (a key of the gate table) and return the circuit.
 
         Args:
@@ -304,147 +314,160 @@ class Circuit:
         return self
 
     # ------------------------------------------------------------------ one-qubit gates
-    def i(self, wire, *, controls=()):
+    def i(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Identity (drawn, no work)."""
         return self.append("I", wire, controls=controls)
 
-    def x(self, wire, *, controls=()):
+    def x(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Pauli X."""
         return self.append("X", wire, controls=controls)
 
-    def y(self, wire, *, controls=()):
+    def y(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Pauli Y."""
         return self.append("Y", wire, controls=controls)
 
-    def z(self, wire, *, controls=()):
+    def z(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Pauli Z."""
         return self.append("Z", wire, controls=controls)
 
-    def h(self, wire, *, controls=()):
+    def h(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Hadamard."""
         return self.append("H", wire, controls=controls)
 
-    def s(self, wire, *, controls=()):
+    def s(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """S = diag(1, i)."""
         return self.append("S", wire, controls=controls)
 
-    def sdg(self, wire, *, controls=()):
+    def sdg(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """S† = diag(1, -i)."""
         return self.append("Sdg", wire, controls=controls)
 
-    def t(self, wire, *, controls=()):
+    def t(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """T = diag(1, e^{iπ/4})."""
         return self.append("T", wire, controls=controls)
 
-    def tdg(self, wire, *, controls=()):
+    def tdg(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """T† = diag(1, e^{-iπ/4})."""
         return self.append("Tdg", wire, controls=controls)
 
-    def sx(self, wire, *, controls=()):
+    def sx(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """√X."""
         return self.append("SX", wire, controls=controls)
 
-    def sxdg(self, wire, *, controls=()):
+    def sxdg(self, wire: int, *, controls: Sequence[int] = ()) -> Circuit:
         """√X† (the inverse of :meth:`sx`)."""
         return self.append("SXdg", wire, controls=controls)
 
-    def rx(self, wire, angle=None, *, controls=()):
+    def rx(self, wire: int, angle: Angle = None, *, controls: Sequence[int] = ()) -> Circuit:
         """RX(φ) = exp(-iφX/2)."""
         return self.append("RX", wire, (angle,), controls=controls)
 
-    def ry(self, wire, angle=None, *, controls=()):
+    def ry(self, wire: int, angle: Angle = None, *, controls: Sequence[int] = ()) -> Circuit:
         """RY(φ) = exp(-iφY/2)."""
         return self.append("RY", wire, (angle,), controls=controls)
 
-    def rz(self, wire, angle=None, *, controls=()):
+    def rz(self, wire: int, angle: Angle = None, *, controls: Sequence[int] = ()) -> Circuit:
         """RZ(φ) = exp(-iφZ/2)."""
         return self.append("RZ", wire, (angle,), controls=controls)
 
-    def phase(self, wire, angle=None, *, controls=()):
+    def phase(self, wire: int, angle: Angle = None, *, controls: Sequence[int] = ()) -> Circuit:
         """PhaseShift(φ) = diag(1, e^{iφ})."""
         return self.append("PhaseShift", wire, (angle,), controls=controls)
 
-    def u3(self, wire, theta=None, phi=None, lam=None, *, controls=()):
+    def u3(self, wire: int, theta: Angle = None, phi: Angle = None, lam: Angle = None, *,
+           controls: Sequence[int] = ()) -> Circuit:
         """U3(θ, φ, λ) = PhaseShift(φ) RY(θ) PhaseShift(λ) (OpenQASM's u3)."""
         return self.append("U3", wire, (theta, phi, lam), controls=controls)
 
-    def rot(self, wire, phi=None, theta=None, omega=None, *, controls=()):
+    def rot(self, wire: int, phi: Angle = None, theta: Angle = None, omega: Angle = None, *,
+            controls: Sequence[int] = ()) -> Circuit:
         """Rot(φ, θ, ω) = RZ(ω) RY(θ) RZ(φ)."""
         return self.append("Rot", wire, (phi, theta, omega), controls=controls)
 
     # ------------------------------------------------------------------ multi-qubit gates
-    def cnot(self, control, target, *, controls=()):
+    def cnot(self, control: int, target: int, *, controls: Sequence[int] = ()) -> Circuit:
         """CNOT (controlled X)."""
         return self.append("CNOT", (control, target), controls=controls)
 
-    def cz(self, control, target, *, controls=()):
+    def cz(self, control: int, target: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Controlled Z."""
         return self.append("CZ", (control, target), controls=controls)
 
-    def cy(self, control, target, *, controls=()):
+    def cy(self, control: int, target: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Controlled Y."""
         return self.append("CY", (control, target), controls=controls)
 
-    def toffoli(self, c0, c1, target, *, controls=()):
+    def toffoli(self, c0: int, c1: int, target: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Toffoli (CCX)."""
         return self.append("Toffoli", (c0, c1, target), controls=controls)
 
-    def swap(self, w0, w1, *, controls=()):
+    def swap(self, w0: int, w1: int, *, controls: Sequence[int] = ()) -> Circuit:
         """SWAP."""
         return self.append("SWAP", (w0, w1), controls=controls)
 
-    def cswap(self, control, w0, w1, *, controls=()):
+    def cswap(self, control: int, w0: int, w1: int, *, controls: Sequence[int] = ()) -> Circuit:
         """Fredkin (controlled SWAP)."""
         return self.append("CSWAP", (control, w0, w1), controls=controls)
 
-    def iswap(self, w0, w1, *, controls=()):
+    def iswap(self, w0: int, w1: int, *, controls: Sequence[int] = ()) -> Circuit:
         """iSWAP."""
         return self.append("iSWAP", (w0, w1), controls=controls)
 
-    def crx(self, control, target, angle=None, *, controls=()):
+    def crx(self, control: int, target: int, angle: Angle = None, *,
+            controls: Sequence[int] = ()) -> Circuit:
         """Controlled RX."""
         return self.append("CRX", (control, target), (angle,), controls=controls)
 
-    def cry(self, control, target, angle=None, *, controls=()):
+    def cry(self, control: int, target: int, angle: Angle = None, *,
+            controls: Sequence[int] = ()) -> Circuit:
         """Controlled RY."""
         return self.append("CRY", (control, target), (angle,), controls=controls)
 
-    def crz(self, control, target, angle=None, *, controls=()):
+    def crz(self, control: int, target: int, angle: Angle = None, *,
+            controls: Sequence[int] = ()) -> Circuit:
         """Controlled RZ."""
         return self.append("CRZ", (control, target), (angle,), controls=controls)
 
-    def cphase(self, control, target, angle=None, *, controls=()):
+    def cphase(self, control: int, target: int, angle: Angle = None, *,
+               controls: Sequence[int] = ()) -> Circuit:
         """Controlled PhaseShift: diag(1, 1, 1, e^{iφ})."""
         return self.append("CPhase", (control, target), (angle,), controls=controls)
 
-    def ising_xx(self, w0, w1, angle=None, *, controls=()):
+    def ising_xx(self, w0: int, w1: int, angle: Angle = None, *,
+                 controls: Sequence[int] = ()) -> Circuit:
         """IsingXX(φ) = exp(-iφ X⊗X/2)."""
         return self.append("IsingXX", (w0, w1), (angle,), controls=controls)
 
-    def ising_yy(self, w0, w1, angle=None, *, controls=()):
+    def ising_yy(self, w0: int, w1: int, angle: Angle = None, *,
+                 controls: Sequence[int] = ()) -> Circuit:
         """IsingYY(φ) = exp(-iφ Y⊗Y/2)."""
         return self.append("IsingYY", (w0, w1), (angle,), controls=controls)
 
-    def ising_zz(self, w0, w1, angle=None, *, controls=()):
+    def ising_zz(self, w0: int, w1: int, angle: Angle = None, *,
+                 controls: Sequence[int] = ()) -> Circuit:
         """IsingZZ(φ) = exp(-iφ Z⊗Z/2)."""
         return self.append("IsingZZ", (w0, w1), (angle,), controls=controls)
 
-    def multi_rz(self, wires, angle=None, *, controls=()):
+    def multi_rz(self, wires: int | Sequence[int], angle: Angle = None, *,
+                 controls: Sequence[int] = ()) -> Circuit:
         """MultiRZ(φ) = exp(-iφ Z⊗…⊗Z/2)."""
         return self.append("MultiRZ", wires, (angle,), controls=controls)
 
-    def pauli_rot(self, wires, paulis: str, angle=None, *, controls=()):
+    def pauli_rot(self, wires: int | Sequence[int], paulis: str, angle: Angle = None, *,
+                  controls: Sequence[int] = ()) -> Circuit:
         """PauliRot(φ, P) = exp(-iφP/2) for a Pauli word P over 'XYZ', one letter per wire."""
         return self.append("PauliRot", wires, (angle,), controls=controls, paulis=paulis)
 
-    def unitary(self, wires, matrix, *, controls=()):
+    def unitary(self, wires: Sequence[int], matrix: ArrayLike, *,
+                controls: Sequence[int] = ()) -> Circuit:
         """An arbitrary unitary on 1 to MAX_UNITARY_WIRES wires (checked: max |U†U - I| <=
         UNITARY_ATOL); ``matrix`` is 2**k × 2**k on ``wires`` in order, the first the most
         significant."""
         return self.append("QubitUnitary", wires, (), controls=controls, matrix=matrix)
 
     # ------------------------------------------------------------------ noise channels
-    def channel(self, name: str, wire, strength=None, *, kraus=None):
+    def channel(self, name: str, wire: int, strength: float | None = None, *,
+                kraus: Sequence[ArrayLike] | None = None) -> Circuit:
         """Append the noise channel ``name`` (a key of ``quantum._noise.CHANNELS`` or "Kraus").
 
         A circuit with a channel is simulated as a density matrix (``expval``, ``probs``,
@@ -481,36 +504,36 @@ class Circuit:
         self._program = None
         return self
 
-    def bit_flip(self, wire, p):
+    def bit_flip(self, wire: int, p: float) -> Circuit:
         """Bit flip: X with probability p."""
         return self.channel("BitFlip", wire, p)
 
-    def phase_flip(self, wire, p):
+    def phase_flip(self, wire: int, p: float) -> Circuit:
         """Phase flip: Z with probability p."""
         return self.channel("PhaseFlip", wire, p)
 
-    def depolarizing(self, wire, p):
+    def depolarizing(self, wire: int, p: float) -> Circuit:
         """Depolarising: X, Y, Z each with probability p/3 (p = 3/4: fully mixed)."""
         return self.channel("Depolarizing", wire, p)
 
-    def amplitude_damping(self, wire, gamma):
+    def amplitude_damping(self, wire: int, gamma: float) -> Circuit:
         """Amplitude damping: |1⟩ decays to |0⟩ with probability gamma (T1)."""
         return self.channel("AmplitudeDamping", wire, gamma)
 
-    def phase_damping(self, wire, gamma):
+    def phase_damping(self, wire: int, gamma: float) -> Circuit:
         """Phase damping: coherences scaled by √(1 - gamma) (T2)."""
         return self.channel("PhaseDamping", wire, gamma)
 
-    def two_qubit_depolarizing(self, wires, p):
+    def two_qubit_depolarizing(self, wires: int | Sequence[int], p: float) -> Circuit:
         """Two-qubit depolarising on ``wires`` (a pair): each of the 15 non-identity Pauli pairs
         P⊗Q with probability p/15 (p = 15/16: fully mixed on the pair)."""
         return self.channel("TwoQubitDepolarizing", wires, p)
 
-    def two_qubit_dephasing(self, wires, p):
+    def two_qubit_dephasing(self, wires: int | Sequence[int], p: float) -> Circuit:
         """Correlated dephasing on ``wires`` (a pair): Z⊗I, I⊗Z, Z⊗Z each with probability p/3."""
         return self.channel("TwoQubitDephasing", wires, p)
 
-    def kraus(self, wire, operators):
+    def kraus(self, wire: int, operators: Sequence[ArrayLike]) -> Circuit:
         """A general channel ρ -> Σ_k K_k ρ K_k† on one wire (2×2 K_k) or two (``wire`` a pair,
         4×4 K_k on (wire[0], wire[1]), wire[0] the most significant); checked CPTP.
 
@@ -551,7 +574,8 @@ class Circuit:
 
     __copy__ = copy
 
-    def compose(self, other: Circuit, *, wires=None, shared: bool = False) -> Circuit:
+    def compose(self, other: Circuit, *, wires: int | Sequence[int] | None = None,
+                shared: bool = False) -> Circuit:
         """A new circuit: this one's gates, then ``other``'s.
 
         Args:
