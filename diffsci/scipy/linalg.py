@@ -1663,3 +1663,12 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
             "eigenvalues has 2 x 2 blocks, which are not differentiable here; use "
             "output='complex'")
     return t, z
+
+
+# Special matrices (toeplitz, hankel, circulant, ...): diffsci/scipy/_linalg_special.py.
+from . import _linalg_special  # noqa: E402, I001
+from ._linalg_special import (  # noqa: E402, F401
+    block_diag, circulant, companion, convolution_matrix, fiedler, hankel, leslie, toeplitz,
+)
+
+__all__ = sorted(__all__ + _linalg_special.__all__)

@@ -192,6 +192,65 @@ SPECS += [
 ]
 
 
+def distinct(n):  # well-separated values (fiedler's |a_i - a_j| away from its kinks)
+    return lambda r: r.permutation(n) * 0.8 + r.uniform(-0.1, 0.1, n)
+
+
+SPECS += [  # special matrices: gathers of their inputs
+    S("toeplitz", L.toeplitz, (rhs(4), rhs(3))),
+    S("toeplitz", L.toeplitz, (rhs(3, cplx=True),)),  # r = conj(c)
+    S("hankel", L.hankel, (rhs(3), rhs(4))),
+    S("hankel", L.hankel, (rhs(4),)),
+    S("circulant", L.circulant, (rhs(4),)),
+    S("companion", L.companion, (lambda r: rhs(4)(r) + np.array([3.0, 0, 0, 0]),)),
+    S("leslie", L.leslie, (rhs(3), rhs(2))),
+    S("fiedler", L.fiedler, (distinct(4),)),
+    S("convolution_matrix", lambda a: L.convolution_matrix(a, 4), (rhs(3),)),
+    S("convolution_matrix", lambda a: L.convolution_matrix(a, 2, "same"), (rhs(5),)),
+    S("convolution_matrix", lambda a: L.convolution_matrix(a, 5, "valid"), (rhs(3),)),
+    S("block_diag", L.block_diag, (rhs(2, 2), rhs(3), const(2.0), rhs(1, 2, cplx=True))),
+]
+
+
+@pytest.mark.parametrize("name,args", [
+    ("toeplitz", ([1.0, 2.0, 3.0], [9.0, 4.0, 5.0, 6.0])), ("toeplitz", ([1.0, 2j, 3.0],)),
+    ("hankel", ([1.0, 2.0, 3.0], [9.0, 4.0])), ("hankel", ([1.0, 2.0],)),
+    ("circulant", ([1.0, 2.0, 3.0, 4.0],)), ("companion", ([2.0, -3.0, 1.0, 5.0],)),
+    ("leslie", ([0.1, 2.0, 1.0], [0.2, 0.8])), ("fiedler", ([1.0, 4.0, 2.0, -1.0],)),
+    ("block_diag", ([[1.0, 2.0]], [3.0], 4.0, [[5.0], [6.0]])),
+] + [("convolution_matrix", ([1.0, -2.0, 0.5, 3.0][:m], n, mode)) for m in (2, 4)
+     for n in (1, 3, 5) for mode in ("full", "same", "valid")])
+def test_special_matrices_are_scipys_and_linear(name, args):
+    ours, theirs = getattr(L, name), getattr(sl, name)
+    nt = 1 if name == "convolution_matrix" else len(args)
+    arrays = [np.asarray(a, dtype=complex if np.iscomplexobj(a) else float) for a in args[:nt]]
+    want = theirs(*arrays, *args[nt:])
+    got = ds.pullback(lambda *x: ours(*x, *args[nt:]), *arrays)[0]
+    np.testing.assert_array_equal(ds.stop_gradient(got), want)
+    np.testing.assert_array_equal(ours(*arrays, *args[nt:]), want)
+    if name in ("companion", "fiedler") or any(np.iscomplexobj(a) for a in arrays):
+        return
+    # linear: the Jacobian is the 0/1 pattern SciPy's own function gives unit inputs
+    for k, a in enumerate(arrays):
+        jac = ds.jacobian(lambda x: ours(*arrays[:k], x, *arrays[k + 1:], *args[nt:]))(a)
+        for j, e in enumerate(np.eye(a.size)):
+            unit = [*arrays[:k], e.reshape(a.shape), *arrays[k + 1:]]
+            base = [*arrays[:k], np.zeros_like(a), *arrays[k + 1:]]
+            ref = theirs(*unit, *args[nt:]) - theirs(*base, *args[nt:])
+            np.testing.assert_array_equal(jac.reshape(want.shape + (a.size,))[..., j], ref)
+
+
+def test_special_matrices_reject_bad_input():
+    with pytest.raises(ValueError, match="leslie: s must have"):
+        ds.grad(lambda f: np.sum(L.leslie(f, [1.0])))(np.ones(3))
+    with pytest.raises(ValueError, match="companion: a must"):
+        ds.grad(lambda a: np.sum(L.companion(a)))(np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="toeplitz: c must be 1-D"):
+        ds.grad(lambda c: np.sum(L.toeplitz(c)))(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="convolution_matrix: mode"):
+        ds.grad(lambda a: np.sum(L.convolution_matrix(a, 3, "wrong")))(np.ones(2))
+
+
 def _spec_id(spec, _seen={}):  # noqa: B006 - counter for readable ids
     k = _seen[spec.name] = _seen.get(spec.name, 0) + 1
     return f"{spec.name}-{k}"
