@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import diffsci as ds
-from diffsci.typing import ArrayLike
+from diffsci.typing import Array, ArrayLike
 
 from ._lookback_mc import check_paths
 from ._mc import MCResult
@@ -122,7 +122,7 @@ class DupireLocalVol:
         check_real("DupireLocalVol", "dividend", self.dividend)
         check_real("DupireLocalVol", "min_time", self.min_time, low=0.0)
 
-    def total_variance(self, T, y):
+    def total_variance(self, T: ArrayLike, y: ArrayLike) -> Array:
         """``w(T, y) = σ_imp(T, F_T e^y)² T``."""
         fwd = self.spot * np.exp((self.rate - self.dividend) * T)
         return self.implied_vol(T, fwd * np.exp(y)) ** 2 * T

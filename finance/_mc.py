@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtri, stdtrit
@@ -88,7 +89,7 @@ class MCResult:
     def ci(self):
         return self.confidence_interval(0.95)
 
-    def confidence_interval(self, level=0.95):
+    def confidence_interval(self, level: float = 0.95) -> tuple[Any, Any]:
         """The interval ``price ± z·stderr``, ``z = Φ⁻¹((1 + level)/2)`` (or the t quantile).
 
         Raises:
@@ -134,7 +135,7 @@ class MCGreek(tuple):
     def ci(self):
         return self.confidence_interval(0.95)
 
-    def confidence_interval(self, level=0.95):
+    def confidence_interval(self, level: float = 0.95) -> tuple[Any, Any]:
         """``value ± z·stderr`` with ``z = Φ⁻¹((1 + level)/2)`` (or the t quantile with ``dof``).
 
         Raises:

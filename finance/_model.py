@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from diffsci.typing import Array, ArrayLike
+
 from ._validate import as_real, check_real, plain
 
 __all__ = ["ForwardCurve", "Frequency", "HestonParams"]
@@ -62,7 +64,7 @@ class ForwardCurve:
         check_real("ForwardCurve", "forwards", self.forwards)
         object.__setattr__(self, "times", t)
 
-    def overlap(self, t):
+    def overlap(self, t: ArrayLike) -> Array:
         """The plain matrix ``W[k, i] = |(0, t_k] ∩ (times[i−1], times[i]]|`` (last one open)."""
         check_real("ForwardCurve.overlap", "t", t, low=0.0, strict=False)
         t = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -70,7 +72,7 @@ class ForwardCurve:
         right = np.concatenate([self.times[:-1], [np.inf]])
         return np.clip(np.minimum(t[:, None], right) - left, 0.0, None)
 
-    def discount(self, t):
+    def discount(self, t: ArrayLike) -> Array:
         """Discount factors ``D(t)`` for times ``t ≥ 0`` in years (shape of ``t``).
 
         Raises:
@@ -81,7 +83,7 @@ class ForwardCurve:
         shape = np.shape(t)
         return np.reshape(np.exp(-(self.overlap(t) @ self.forwards)), shape)
 
-    def zero_rate(self, t):
+    def zero_rate(self, t: ArrayLike) -> Array:
         """Continuously compounded zero rates ``−ln D(t)/t`` (per year) for ``t > 0`` (years).
 
         Raises:
@@ -92,7 +94,7 @@ class ForwardCurve:
         t = np.asarray(t, dtype=np.float64)
         return np.reshape(self.overlap(t) @ self.forwards, t.shape) / t
 
-    def forward(self, t):
+    def forward(self, t: ArrayLike) -> Array:
         """The instantaneous forward ``f(t)`` (at a pillar, ``f(times[i]) = forwards[i]``).
 
         Raises:

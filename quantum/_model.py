@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from numbers import Real
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -1063,7 +1063,7 @@ class Hamiltonian:
                 out.append((c1 * c2, w1 + w2, q1 + q2))
         return Hamiltonian(tuple(out))
 
-    def matrix(self, n_qubits: int | None = None, *, sparse: bool = False):
+    def matrix(self, n_qubits: int | None = None, *, sparse: bool = False) -> Any:
         """The 2**n × 2**n matrix of the observable (for checks and exact small-system work; the
         simulator itself never builds it): a ``scipy.sparse`` CSR matrix with ``sparse=True``
         (one entry per term and column, eq. P1), else a dense complex array.

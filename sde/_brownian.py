@@ -431,7 +431,7 @@ class BrownianPath(_PointBrownian):
             out._H = i10 / hc - 0.5 * np.diff(out._W, axis=0)
         return out
 
-    def levy_area(self, s, t):
+    def levy_area(self, s: float, t: float) -> np.ndarray:
         """The stored space-time Lévy area of the grid step ``[s, t]`` (see the base class).
 
         Raises:
@@ -474,7 +474,7 @@ class _Checked(AbstractBrownian):
     def increment(self, s, t):
         return self._check(self.inner.increment(s, t), "increment", s, t)
 
-    def levy_area(self, s, t):
+    def levy_area(self, s: float, t: float) -> np.ndarray:
         return self._check(self.inner.levy_area(s, t), "levy_area", s, t)
 
 

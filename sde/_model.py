@@ -140,21 +140,21 @@ class SDE:
         object.__setattr__(self, "noise", as_enum(Noise, self.noise, "SDE: noise"))
         object.__setattr__(self, "calculus", as_enum(Calculus, self.calculus, "SDE: calculus"))
 
-    def f(self, t, y, params):
+    def f(self, t: Any, y: Any, params: Any) -> Any:
         """The drift at ``(t, y)``."""
         return self.drift(t, y, params)
 
-    def g(self, t, y, params):
+    def g(self, t: Any, y: Any, params: Any) -> Any:
         """The diffusion at ``(t, y)``."""
         return self.diffusion(t, y, params)
 
-    def g_prod(self, g, dW):
+    def g_prod(self, g: Any, dW: Any) -> Any:
         """``g · dW`` for this noise type: ``(batch, d)``."""
         if self.noise in (Noise.DIAGONAL, Noise.SCALAR):
             return g * dW
         return np.sum(g * dW[:, None, :], axis=-1)
 
-    def g_prod_transpose(self, a, dW):
+    def g_prod_transpose(self, a: Any, dW: Any) -> Any:
         """The cotangent of ``g`` in ``g_prod(g, dW)`` for the output cotangent ``a`` (linear in g:
         ``ḡ = a ⊙ dW``, or ``ḡ = a ⊗ dW`` per path for additive and general noise)."""
         if self.noise in (Noise.DIAGONAL, Noise.SCALAR):

@@ -45,7 +45,7 @@ class EnsembleStats:
     quantiles: Any
     levels: tuple[float, ...]
 
-    def quantile(self, level: float):
+    def quantile(self, level: float) -> np.ndarray:
         """The quantile at one of ``levels``, ``(len(ts), d)``."""
         for i, q in enumerate(self.levels):
             if math.isclose(q, level):
