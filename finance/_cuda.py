@@ -1,7 +1,8 @@
-"""numba.cuda versions of the Monte Carlo kernels (one thread per path), same contract as
-``_kernels``: the same counter-based normals and the same per-path body (:func:`_kernels.path_core`,
-an ``@njit`` function, which numba.cuda compiles as a device function), so results agree with the
-CPU kernels to round-off.
+"""numba.cuda versions of the Monte Carlo kernels (one thread per path) and of the tree Greeks
+kernel (one thread per option), same contract as ``_kernels``: the same counter-based normals and
+the same per-path / per-option bodies (:func:`_kernels.path_core`, :func:`_kernels.vibrato_core`,
+:func:`_kernels.tree_greeks_one`, ``@njit`` functions, which numba.cuda compiles as device
+functions), so results agree with the CPU kernels to round-off.
 
 numba.cuda is bound lazily into the module global ``cuda`` (the CUDA simulator swaps that global
 when ``NUMBA_ENABLE_CUDASIM=1``), so importing this module never fixes numba.cuda's mode.
@@ -17,9 +18,16 @@ from ._kernels import (
     HESTON_MAX_STEPS,
     N_GRAD,
     N_HESTON_GRAD,
+    N_TREE_OUT,
+    N_VIBRATO,
+    TREE_WORK_ROWS,
     heston_path,
     heston_path_adjoint,
     path_core,
+    tree_greeks_one,
+    tree_nodes,
+    tree_work_cols,
+    vibrato_core,
 )
 
 THREADS_PER_BLOCK = 128
@@ -154,3 +162,83 @@ def heston_samples_adjoint(seed, spot, strike, expiry, rate, dividend, kappa, th
         np.uint64(seed), spot, strike, expiry, rate, dividend, kappa, theta, sigma, rho, v0, w,
         n_steps, antithetic, out, grads)
     return np.asarray(out.copy_to_host()), np.asarray(grads.copy_to_host())
+
+
+# ---------------------------------------------------------------------------------------------
+# Vibrato second-order Greeks (DERIVATIONS.md §VB): the CPU kernel's per-sample body.
+
+
+def _vibrato_body(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, out):
+    p = cuda.grid(1)
+    if p < out.shape[0]:
+        r = vibrato_core(seed, p, spot, strike, expiry, rate, dividend, vol, w, product, n_steps)
+        for j in range(N_VIBRATO):
+            out[p, j] = r[j]
+
+
+@functools.cache
+def _vibrato_kernel():
+    return _cuda().jit(_vibrato_body)
+
+
+def gbm_vibrato(seed, spot, strike, expiry, rate, dividend, vol, w, product, n_steps, n_samples):
+    """Same as ``_kernels.gbm_vibrato``: per-sample (delta, vega, gamma, vanna, volga) estimates
+    ``(n_samples, N_VIBRATO)``, one CUDA thread per sample; returns a host array."""
+    c = _cuda()
+    out = c.device_array((n_samples, N_VIBRATO))
+    blocks = (n_samples + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    _vibrato_kernel()[blocks, THREADS_PER_BLOCK](np.uint64(seed), spot, strike, expiry, rate,
+                                                 dividend, vol, w, product, n_steps, out)
+    return np.asarray(out.copy_to_host())
+
+
+# ---------------------------------------------------------------------------------------------
+# CRR tree Greeks (DERIVATIONS.md §TA): one thread per option running the CPU body, its scratch
+# (decision bytes, float64 and int64 rows) one row per option in device memory: about n²/2 bytes
+# + 240 n bytes an option (n = 1000: 0.7 MB), so size batches to the device's memory.
+
+
+def _tree_body(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth, mask,
+               work, iwork, out):
+    b = cuda.grid(1)
+    if b < out.shape[0]:
+        tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                        american, n, every, smooth, mask[b], work[b], iwork[b], out[b])
+
+
+def _tree_body_sim(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth,
+                   mask, work, iwork, out):
+    # the simulator wraps device arrays; the njit body wants the ndarrays underneath
+    b = cuda.grid(1)
+    if b < out.shape[0]:
+        tree_greeks_one(anchor[b], strike[b], expiry[b], rate[b], dividend[b], vol[b], w[b],
+                        american, n, every, smooth, _ndarray(mask[b]), _ndarray(work[b]),
+                        _ndarray(iwork[b]), _ndarray(out[b]))
+
+
+def _ndarray(x):
+    return getattr(getattr(x, "_item", x), "_ary", x)
+
+
+@functools.cache
+def _tree_kernel():
+    from numba import config
+
+    return _cuda().jit(_tree_body_sim if config.ENABLE_CUDASIM else _tree_body)
+
+
+def tree_greeks(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):
+    """Same as ``_kernels.tree_greeks`` without the scratch arguments (allocated here on the
+    device): ``(m, N_TREE_OUT)`` for the flat float64 arrays of m options; returns a host
+    array."""
+    c = _cuda()
+    m = anchor.shape[0]
+    cols = int(tree_work_cols(n))
+    mask = c.device_array((m, int(tree_nodes(n, smooth))), np.uint8)
+    work = c.device_array((m, TREE_WORK_ROWS, cols))
+    iwork = c.device_array((m, 2, cols), np.int64)
+    out = c.device_array((m, N_TREE_OUT))
+    blocks = (m + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    _tree_kernel()[blocks, THREADS_PER_BLOCK](anchor, strike, expiry, rate, dividend, vol, w,
+                                              american, n, every, smooth, mask, work, iwork, out)
+    return np.asarray(out.copy_to_host())

@@ -416,7 +416,7 @@ def _tree_coefficients(expiry, rate, dividend, vol, n, th):
     f_th = th[5]
     disc_th = th[6]
     g_th = th[7]
-    for r in (0, 4, 5, 6, 7):
+    for r in range(8):
         for t in range(N_TREE_THETA):
             th[r, t] = 0.0
     s_th[0] = s_sig
