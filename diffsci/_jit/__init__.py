@@ -306,6 +306,21 @@ class JitFunction:
         return res
 
 
+def opaque_reason(prim):
+    """Why ``prim`` has no code-generation rule (None if it has one or is undocumented)."""
+    from ._codegen import rules
+
+    if prim.fun in rules():
+        return None
+    if prim.__name__ in OPAQUE:
+        return OPAQUE[prim.__name__]
+    mod = getattr(prim.fun, "__module__", None) or ""
+    if isinstance(prim.fun, np.ufunc) and prim.fun.__name__ not in dir(np) or \
+            mod.startswith(("scipy.special", "diffsci.scipy._special", "diffsci.scipy.special")):
+        return _SPECIAL
+    return None
+
+
 def _is_dynamic(v):
     tv = type(v)
     return tv is _ndarray or tv is float or tv is complex or (

@@ -205,24 +205,18 @@ def _reduction(fname):
         if ish == ():
             return a, False
         axes = _axes(axis, len(ish))
+        from ._compile import reduction_kernel
+
+        dt = dtype_of(node.value)
         if fname == "mean":
             n = int(np.prod([ish[k] for k in axes])) if axes else 1
-            inner = _reduction("sum")
-            s, _ = inner(ctx, _with_kwargs(node, {"axis": axis, "keepdims": keep}))
-            return f"({s} / {n})", False
-        if len(axes) == len(ish):
-            e = f"np.{fname}({a})"
-            if osh != ():
-                e = f"np.full({osh!r}, {e})"
-            return e, False
-        if fname not in ("sum", "prod"):
-            raise Opaque(f"{fname} over some axes")
-        e = a
-        for k in reversed(axes):
-            e = f"np.{fname}({e}, axis={k})"
-        if keep:
-            e = f"{e}.reshape({osh!r})"
-        return e, False
+            if dt.kind != "f":
+                raise Opaque("mean of integers")
+            return f"({reduction_kernel(ctx, 'sum', a, ish, axes, osh, dt)} / {n})", False
+        if dtype_of(ctx.value(x)) != dt:
+            raise Opaque("reduction with a dtype change")
+        return reduction_kernel(ctx, fname, a, ish, axes, osh if keep or osh == () else osh,
+                                dt), False
 
     return gen
 
@@ -452,6 +446,11 @@ def _matmul_gen(ctx, node):
     dts = {dtype_of(ctx.value(x)) for x in node.args}
     if len(dts) != 1 or next(iter(dts)).kind not in "fc":
         raise Opaque("matmul of mixed or integer dtypes")
+    from ._compile import SMALL_MATMUL, matmul_kernel
+
+    if int(np.prod(sa)) * (sb[-1] if len(sb) == 2 else 1) <= SMALL_MATMUL:
+        return matmul_kernel(ctx, ctx.arg(node, 0), ctx.arg(node, 1), sa, sb,
+                             dtype_of(node.value)), False
     return f"np.dot({ctx.contig(node, 0)}, {ctx.contig(node, 1)})", False
 
 

@@ -246,17 +246,112 @@ def _flush_group(ctx, grp, uses):
         lines.append("    " * (2 + j) + f"i{j} += 1")
     rets = ", ".join(outs.values()) + ("," if len(outs) == 1 else "")
     lines.append(f"    return ({rets})")
-    kbody = "\n".join(lines)
-    kname = "k_" + hashlib.sha1((kbody + ",".join(params.values())).encode()).hexdigest()[:16]
-    ksrc = (f"{cg.PRELUDE}\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
-            f"def {kname}({', '.join(params.values())}):\n{kbody}\n")
-    ctx.kernels[kname] = ksrc
+    kname = _kernel(ctx, list(params.values()), lines)
     lhs = ", ".join(f"v{node.idx}" for node in out_of_group) + (
         "," if len(out_of_group) == 1 else "")
     ctx.emit(f"{lhs} = {kname}({', '.join(params)})")
     for node in out_of_group:
         ctx.where[f"v{node.idx}"] = ctx.seg.k
         ctx.layout_c[node.idx] = True
+
+
+def _kernel(ctx, params, lines):
+    """Register a kernel (a Numba function of ``params`` with body ``lines``); its name."""
+    kbody = "\n".join(lines)
+    kname = "k_" + hashlib.sha1((kbody + ",".join(params)).encode()).hexdigest()[:16]
+    ctx.kernels[kname] = (f"{cg.PRELUDE}\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
+                          f"def {kname}({', '.join(params)}):\n{kbody}\n")
+    return kname
+
+
+def _loops(shape, body, depth=1, names="i"):
+    """``while`` loops over ``shape`` around ``body`` (lines), indices ``i0, i1, ...``."""
+    d = len(shape)
+    lines = []
+    for j in range(d):
+        lines.append("    " * (depth + j) + f"{names}{j} = 0")
+        lines.append("    " * (depth + j) + f"while {names}{j} < {shape[j]}:")
+    lines.extend("    " * (depth + d) + b for b in body)
+    for j in reversed(range(d)):
+        lines.append("    " * (depth + 1 + j) + f"{names}{j} += 1")
+    return lines
+
+
+def reduction_kernel(ctx, fname, src, ishape, axes, oshape, dtype):
+    """A loop kernel for ``np.<fname>(src, axis=axes)`` with the reduced shape ``oshape``
+    (keepdims or not: the output is filled with the reduced shape's strides)."""
+    dn = cg.dtype_name(dtype)
+    kept = [j for j in range(len(ishape)) if j not in axes]
+    init = {"sum": "0", "prod": "1", "max": "-np.inf", "min": "np.inf"}[fname]
+    if np.dtype(dtype).kind != "f" and fname in ("max", "min"):
+        raise Opaque("integer max/min")
+    ix = ", ".join(f"i{j}" for j in range(len(ishape)))
+    if fname == "sum":
+        upd = "acc[{o}] += x[{i}]"
+    elif fname == "prod":
+        upd = "acc[{o}] *= x[{i}]"
+    else:  # NaN propagates as in NumPy
+        op = ">" if fname == "max" else "<"
+        upd = ("v = x[{i}]\nif v != v or acc[{o}] != acc[{o}]:\n    acc[{o}] = np.nan\n"
+               f"elif v {op} acc[{{o}}]:\n    acc[{{o}}] = v")
+    o = ", ".join(f"i{j}" for j in kept) if kept else "0"
+    body = upd.format(o=o, i=ix).split("\n")
+    ashape = tuple(ishape[j] for j in kept) or (1,)
+    lines = [f"    acc = np.full({ashape!r}, {init}, {dn})"]
+    lines += _loops(ishape, body)
+    if oshape == ():
+        lines.append("    return acc[0]")
+    else:
+        lines.append(f"    return acc.reshape({oshape!r})")
+    return f"{_kernel(ctx, ['x'], lines)}({src})"
+
+
+#: Above this many multiply-adds a matrix product calls BLAS (np.dot); below, a loop kernel
+#: (no call overhead, and Numba compiles it faster than its np.dot binding).
+SMALL_MATMUL = 4096
+
+
+def matmul_kernel(ctx, a, b, sa, sb, dtype):
+    dn = cg.dtype_name(dtype)
+    m = sa[0] if len(sa) == 2 else None
+    n = sb[1] if len(sb) == 2 else None
+    k = sa[-1]
+    ai = "a[i0, p]" if m is not None else "a[p]"
+    bi = "b[p, i1]" if n is not None else "b[p]"
+    if m is not None and n is not None:
+        oshape, o = (m, n), "i0, i1"
+    elif m is not None:
+        oshape, o, bi = (m,), "i0", "b[p]"
+    elif n is not None:
+        oshape, o, ai, bi = (n,), "i1", "a[p]", "b[p, i1]"
+    else:
+        oshape, o = (), None
+    lines = []
+    if oshape == ():
+        lines.append(f"    acc = {dn}(0)")
+        lines += ["    p = 0", f"    while p < {k}:", f"        acc += {ai} * {bi}",
+                  "        p += 1", "    return acc"]
+    else:
+        lines.append(f"    out = np.zeros({oshape!r}, {dn})")
+        loops = [("i0", m), ("i1", n)]
+        depth = 1
+        for name, size in loops:
+            if size is None:
+                continue
+            lines += ["    " * depth + f"{name} = 0", "    " * depth + f"while {name} < {size}:"]
+            depth += 1
+        lines += ["    " * depth + f"acc = {dn}(0)", "    " * depth + "p = 0",
+                  "    " * depth + f"while p < {k}:",
+                  "    " * (depth + 1) + f"acc += {ai} * {bi}",
+                  "    " * (depth + 1) + "p += 1",
+                  "    " * depth + f"out[{o}] = acc"]
+        for name, size in reversed(loops):
+            if size is None:
+                continue
+            lines.append("    " * depth + f"{name} += 1")
+            depth -= 1
+        lines.append("    return out")
+    return f"{_kernel(ctx, ['a', 'b'], lines)}({a}, {b})"
 
 
 def _live(prog):
