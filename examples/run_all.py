@@ -415,7 +415,12 @@ def main(argv: list[str] | None = None) -> int:
             heartbeat=HEARTBEAT,
         )
         status = "ok" if outcome.ok else f"FAILED: {outcome.reason}"
-        prefix = f"{label} " if args.verbose or outcome.seconds >= HEARTBEAT else ""
+        if args.verbose:
+            prefix = f"{label} "
+        elif outcome.seconds >= HEARTBEAT:  # progress lines may have been shown: a new line
+            prefix = f"\n{label} "
+        else:
+            prefix = ""
         print(f"{prefix}{status} ({outcome.seconds:.1f} s)", flush=True)
         ran.append(outcome)
 

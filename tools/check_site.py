@@ -41,7 +41,7 @@ const broken = Array.from(document.images)
     .map(img => img.currentSrc || img.src);
 const pending = Array.from(document.images).filter(img => !img.complete).length;
 const bodyText = document.body ? document.body.textContent.trim().length : 0;
-return {links, ids, broken, pending, bodyText};
+return {links, ids, broken, pending, bodyText, url: document.URL, ready: document.readyState};
 """
 
 
@@ -88,14 +88,37 @@ def make_driver():
     return driver
 
 
+def load(driver, url: str) -> dict:
+    """Open ``url`` and return :data:`_PAGE_FACTS` of *that* document, once it is complete.
+
+    Between two pages of one site, chromedriver's script call can still reach the previous
+    document right after ``get`` returns; the facts are read until they come from ``url``, are
+    complete, and give the same anchors twice in a row.
+    """
+    driver.get("about:blank")
+    driver.get(url)
+    wanted = urldefrag(url)[0]
+    previous = None
+    for _ in range(50):
+        facts = driver.execute_script(_PAGE_FACTS)
+        if urldefrag(facts["url"])[0] == wanted and facts["ready"] == "complete":
+            if previous is not None and len(previous["ids"]) == len(facts["ids"]):
+                return facts
+            previous = facts
+        time.sleep(0.05)
+    raise RuntimeError(f"check_site: {url} did not finish loading")
+
+
 def check_page(driver, url: str, base: str, pages: dict) -> list[str]:
     """Load one page; returns its problems and records its links and anchors in ``pages``."""
     problems: list[str] = []
-    driver.get(url)
+    facts = load(driver, url)
     deadline = time.monotonic() + 10
-    facts = driver.execute_script(_PAGE_FACTS)
-    while facts["pending"] and time.monotonic() < deadline:  # lazy images: scroll them in
-        driver.execute_script("window.scrollTo(0, document.body.scrollHeight);")
+    if facts["pending"]:  # lazy images load when scrolled to: ask for all of them now
+        driver.execute_script(
+            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager');"
+        )
+    while facts["pending"] and time.monotonic() < deadline:
         time.sleep(0.2)
         facts = driver.execute_script(_PAGE_FACTS)
     for entry in driver.get_log("browser"):
@@ -179,8 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not fragment or file.suffix != ".html":
                     continue
                 if page not in pages and page not in anchor_cache:
-                    driver.get(page)
-                    anchor_cache[page] = set(driver.execute_script(_PAGE_FACTS)["ids"])
+                    anchor_cache[page] = set(load(driver, page)["ids"])
                 ids = pages[page]["ids"] if page in pages else anchor_cache[page]
                 if fragment not in ids:
                     problems.setdefault(url, []).append(f"broken anchor: {link}")
