@@ -96,6 +96,15 @@ ones_like = _buffer_like(_np.ones_like)
 empty_like = _buffer_like(_np.empty_like)
 
 from .. import fft  # noqa: E402, F401  np.fft dispatch is built from it
+from ._extra import fromfunction, vectorize  # noqa: E402, F401
+from ._more import (  # noqa: E402, F401  NumPy's in-place writers, into traced arrays
+    copyto,
+    fill_diagonal,
+    place,
+    put,
+    put_along_axis,
+    putmask,
+)
 from ._sets import *  # noqa: E402, F401, F403  unique, set operations, bin edges, nextafter
 from ._views import diag, diagonal  # noqa: E402, F401  read-only views, as NumPy's
 from ._weighted import bincount, histogram, histogram2d, histogramdd  # noqa: E402, F401

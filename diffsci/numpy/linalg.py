@@ -609,3 +609,6 @@ def multi_dot(arrays, *, out=None):
 
 
 from . import _vjps_linalg  # noqa: E402, F401  registers the rules
+from ._extra import tensorinv, tensorsolve  # noqa: E402
+
+__all__ += ["tensorinv", "tensorsolve"]

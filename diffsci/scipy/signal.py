@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal as _signal
 
-from .._core import defjvp, defvjp, getval, primitive
+from .._core import defjvp, defvjp, getval, is_tracer, primitive
 from ..numpy import _wrap as W
 from ..numpy._composite import _numpy_on_plain
 from ..numpy._more import _arr, _centered, _conv_p, conv_valid
@@ -231,3 +231,48 @@ def lfilter(b, a, x, axis=-1, zi=None):
     if getval(a)[0] == 0:
         raise ValueError("diffsci.scipy.signal.lfilter: a[0] must be nonzero")
     return _lfilter_p(b, a, x, axis=axis)
+
+
+def _detrend_matrix(n, kind, bp):
+    """The plain n x n projection ``I - A A^+`` that removes the per-segment fit."""
+    if kind in ("constant", "c"):
+        return np.eye(n) - np.full((n, n), 1.0 / n)
+    edges = np.sort(np.unique(np.r_[0, bp, n]))
+    if np.any(edges > n):
+        raise ValueError("diffsci.scipy.signal.detrend: breakpoints must be less than the "
+                         "length of data along axis")
+    m = np.eye(n)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        k = hi - lo
+        a = np.stack([np.arange(1, k + 1) / k, np.ones(k)], axis=1)
+        m[lo:hi, lo:hi] -= a @ np.linalg.pinv(a)
+    return m
+
+
+def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):  # noqa: A002  SciPy's
+    """``scipy.signal.detrend``: ``data`` minus its least-squares line (``type="linear"``,
+    piecewise between the breakpoints ``bp``) or its mean (``"constant"``) along ``axis``.
+
+    A linear map of ``data`` (a plain projection matrix applied along ``axis``), so it is
+    differentiable in ``data`` to every order.
+
+    Raises:
+        ValueError: ``type`` is not ``"linear"``/``"l"``/``"constant"``/``"c"``, or a
+            breakpoint lies beyond the data.
+
+    Example:
+        >>> np.round(detrend(np.array([1.0, 2.0, 4.0])), 12).tolist()
+        [0.166666666667, -0.333333333333, 0.166666666667]
+    """
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"diffsci.scipy.signal.detrend: type must be 'linear' or 'constant', "
+                         f"got {type!r}")
+    if not is_tracer(data):
+        return _signal.detrend(data, axis=axis, type=type, bp=bp, overwrite_data=overwrite_data)
+    n = np.shape(getval(data))[axis]
+    m = _detrend_matrix(n, type, bp).astype(np.finfo(np.result_type(getval(data), 1.0)).dtype)
+    moved = W.moveaxis(data, axis, -1)
+    return W.moveaxis(W.matmul(moved, m.T), -1, axis)
+
+
+__all__ += ["detrend"]

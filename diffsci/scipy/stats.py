@@ -27,8 +27,9 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.stats
 
-from .._core import getval
+from .._core import getval, is_tracer
 from . import special
 from ._stats_continuous import (  # noqa: E402, F401
     CONTINUOUS,
@@ -276,3 +277,28 @@ def entropy(pk, qk=None, base=None, axis=0):
         qk = qk / np.sum(qk, axis=axis, keepdims=True)
         out = np.sum(special.rel_entr(pk, qk), axis=axis)
     return out / math.log(base) if base is not None else out
+
+
+def sem(a, axis=0, ddof=1, nan_policy="propagate"):
+    """``scipy.stats.sem``: the standard error of the mean, ``std(a, ddof) / sqrt(n)`` along
+    ``axis`` (``None``: all of ``a``), a composite of ``std``: differentiable in ``a``.
+
+    Raises:
+        NotImplementedError: ``nan_policy`` other than ``"propagate"`` for traced input.
+
+    Example:
+        >>> float(sem(np.array([1.0, 2.0, 3.0, 4.0])))
+        0.6454972243679028
+    """
+    if not is_tracer(a):
+        return scipy.stats.sem(a, axis=axis, ddof=ddof, nan_policy=nan_policy)
+    if nan_policy != "propagate":
+        raise NotImplementedError(f"diffsci.scipy.stats.sem: nan_policy={nan_policy!r} is "
+                                  f"supported for plain input only")
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    n = np.shape(getval(a))[axis]
+    return np.std(a, axis=axis, ddof=ddof) / np.sqrt(n)
+
+
+__all__ = sorted(__all__ + ["sem"])

@@ -212,3 +212,56 @@ SPECS = [
     S("unstack", lambda x: dnp.unstack(x), (c23,)),
     S("vander", lambda x: dnp.vander(x, 3), (_c,)),
 ]
+
+
+def _written(write, x, *args, **kwargs):
+    y = x * 1.0  # a traced copy to write into
+    write(y, *args, **kwargs)
+    return y
+
+
+SPECS += [
+    # vectorize: the function once per element, with traced scalars (operators only, so the
+    # coverage count can run the same code under JAX)
+    S("vectorize", lambda x, y: dnp.vectorize(lambda a, b: a * b + a ** 3)(x, y), (x23, x3)),
+    S("vectorize", lambda x: dnp.vectorize(lambda a: (a * a, 2.0 - a))(x), (x3,)),
+    S("fromfunction", lambda s: dnp.fromfunction(lambda i, j: s[0] * i + s[1] * j * j, (2, 3)),
+      (normal(2),)),
+    S("linalg.tensorinv", lambda a: dnp.linalg.tensorinv(a, 1),
+      (lambda r: (4 * np.eye(6) + 0.5 * r.standard_normal((6, 6))).reshape(6, 2, 3),)),
+    S("linalg.tensorsolve", lambda a, b: dnp.linalg.tensorsolve(a, b),
+      (lambda r: (4 * np.eye(6) + 0.5 * r.standard_normal((6, 6))).reshape(2, 3, 2, 3),
+       normal(2, 3))),
+    # NumPy's in-place writers into a traced array (recorded writes: first order)
+    S("fill_diagonal", lambda x, v: _written(dnp.fill_diagonal, x, v), (normal(3, 3), x3),
+      order=1),
+    S("put", lambda x, v: _written(dnp.put, x, [0, 4, -1], v), (x23, normal(3)), order=1),
+    S("place", lambda x, v: _written(dnp.place, x, np.array([[1, 0, 1], [0, 0, 1]], bool), v),
+      (x23, x3), order=1),
+    S("putmask", lambda x, v: _written(dnp.putmask, x, np.array([[1, 0, 1], [1, 1, 0]], bool),
+                                       v), (x23, normal(4)), order=1),
+    S("put_along_axis", lambda x, v: _written(dnp.put_along_axis, x, np.array([[2], [0]]), v, 1),
+      (x23, normal(2, 1)), order=1),
+    S("copyto", lambda x, v: _written(dnp.copyto, x, v, where=np.array([True, False, True])),
+      (x23, x3), order=1),
+]
+SPECS += [  # the same with complex values (test_complex audits every complex-capable name)
+    S("row_stack", lambda x, y: dnp.row_stack((x, y)), (_c, c23)),
+    S("vectorize", lambda x: dnp.vectorize(lambda a: a * a - 1j * a)(x), (c23,)),
+    S("fromfunction", lambda s: dnp.fromfunction(lambda i, j: s[0] * i + s[1] * j, (2, 3)),
+      (cnormal(2),)),
+    S("linalg.tensorinv", lambda a: dnp.linalg.tensorinv(a, 1),
+      (lambda r: (4 * np.eye(6) + 0.5 * cnormal(6, 6)(r)).reshape(6, 2, 3),)),
+    S("linalg.tensorsolve", lambda a, b: dnp.linalg.tensorsolve(a, b),
+      (lambda r: (4 * np.eye(4) + 0.5 * cnormal(4, 4)(r)).reshape(4, 2, 2), cnormal(4))),
+    S("fill_diagonal", lambda x, v: _written(dnp.fill_diagonal, x, v), (cnormal(3, 3), _c),
+      order=1),
+    S("put", lambda x, v: _written(dnp.put, x, [1, 3], v), (c23, cnormal(2)), order=1),
+    S("place", lambda x, v: _written(dnp.place, x, np.array([[1, 0, 1], [0, 0, 1]], bool), v),
+      (c23, _c), order=1),
+    S("putmask", lambda x, v: _written(dnp.putmask, x, np.array([[1, 0, 1], [1, 1, 0]], bool),
+                                       v), (c23, cnormal(4)), order=1),
+    S("put_along_axis", lambda x, v: _written(dnp.put_along_axis, x, np.array([[2], [0]]), v, 1),
+      (c23, cnormal(2, 1)), order=1),
+    S("copyto", lambda x, v: _written(dnp.copyto, x, v), (c23, _c), order=1),
+]

@@ -130,6 +130,8 @@ def test_jvp(spec):
 @pytest.mark.parametrize("spec", SPECS, ids=[_spec_id(s) for s in SPECS])
 def test_mixed_second_order(spec):
     """VJP of JVP and JVP of VJP (the compositions ``hessian`` and ``hvp`` use)."""
+    if spec.order < 2:
+        pytest.skip("a first-order spec (recorded in-place writes are first order only)")
     with no_fallback():
         check_grads(spec.fun, _args(spec), order=2, modes=("rev", "fwd"))
 

@@ -150,3 +150,23 @@ def test_convolution_is_commutative_in_value_and_gradient():
         np.testing.assert_allclose(traced_value(lambda a: signal.convolve(a, v, method=m1), a),
                                    traced_value(lambda a: signal.convolve(v, a, method=m2), a),
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"type": "constant"}, {"axis": 0}, {"bp": [3, 7]},
+                                {"bp": 4, "type": "l", "axis": 1}])
+def test_detrend_equals_scipy_and_is_linear(kw):
+    x = R.standard_normal((3, 10)) + 1j * R.standard_normal((3, 10))
+    for xx in (x.real, x):
+        np.testing.assert_allclose(traced_value(lambda x: signal.detrend(x, **kw), xx),
+                                   ss.detrend(xx, **kw), atol=1e-12)
+    check_grads(lambda x: signal.detrend(x, **kw), (x.real,), order=2)
+    jac = ds.jacobian(lambda x: signal.detrend(x, **kw))(x.real).reshape(30, 30)
+    ref = dense_jacobian(lambda e: ss.detrend(e, **kw), (3, 10)).reshape(30, 30)
+    np.testing.assert_allclose(jac, ref, atol=1e-12)
+
+
+def test_detrend_rejects_bad_input():
+    with pytest.raises(ValueError, match="type must be"):
+        ds.grad(lambda x: dnp.sum(signal.detrend(x, type="cubic")))(np.ones(4))
+    with pytest.raises(ValueError, match="breakpoints"):
+        ds.grad(lambda x: dnp.sum(signal.detrend(x, bp=[9])))(np.ones(4))

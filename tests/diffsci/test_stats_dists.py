@@ -144,8 +144,34 @@ def test_discrete_values_are_scipys(spec, method):
 
 def test_every_distribution_has_a_spec():
     covered = {s.name for s in CONT} | {s.name for s in DISC} | {
-        "norm", "multivariate_normal", "dirichlet", "multinomial", "entropy"}
+        "norm", "multivariate_normal", "dirichlet", "multinomial", "entropy", "sem"}
     assert set(D.__all__) == covered, set(D.__all__) ^ covered
+
+
+def test_poisson_entropy_equals_scipy_with_its_closed_form_derivative():
+    mu = np.array([0.3, 3.0, 25.0, 400.0])
+    np.testing.assert_allclose(ds.pullback(D.poisson.entropy, mu)[0], st.poisson.entropy(mu),
+                               rtol=1e-13)
+    check_grads(D.poisson.entropy, (mu,), order=2)
+    k = np.arange(0.0, 2000.0)  # dH/dmu = E[log(K + 1)] - log(mu), summed with SciPy's pmf
+    want = [np.sum(st.poisson.pmf(k, m) * np.log(k + 1)) - np.log(m) for m in mu]
+    # both sides are differences of two O(log mu) ~ 6 sums of ~500 terms: absolute error
+    np.testing.assert_allclose(ds.grad(lambda m: np.sum(D.poisson.entropy(m)))(mu), want,
+                               rtol=1e-12, atol=1e-11)
+    with pytest.raises(ValueError, match="mu must be non-negative"):
+        ds.grad(D.poisson.entropy)(-1.0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"axis": 1}, {"axis": None, "ddof": 0}])
+def test_sem_equals_scipy_with_gradients(kw):
+    x = np.random.default_rng(4).standard_normal((5, 3))
+    np.testing.assert_allclose(ds.pullback(lambda x: D.sem(x, **kw), x)[0], st.sem(x, **kw),
+                               rtol=1e-14)
+    check_grads(lambda x: D.sem(x, **kw), (x,), order=2)
+    # d sem / dx = (x - mean) / ((n - ddof) sem n) for one column
+    c = x[:, 0]
+    want = (c - c.mean()) / ((c.size - 1) * st.sem(c) * c.size)
+    np.testing.assert_allclose(ds.grad(D.sem)(c), want, rtol=1e-12)
 
 
 # ---------------------------------------------------------------- independent references
