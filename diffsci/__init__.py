@@ -18,7 +18,7 @@ elsewhere, time first, then the state, then the parameters, as in ``solve_ivp``
 ``loss(params, *args)``).
 """
 
-from . import extend, fft, nn, numpy, optim, scipy, testing
+from . import extend, fft, interop, nn, numpy, optim, scipy, testing
 from ._api import (
     grad,
     hook,
@@ -70,6 +70,7 @@ __all__ = [
     "hessian",
     "hook",
     "hvp",
+    "interop",
     "jacfwd",
     "jacobian",
     "jacrev",
