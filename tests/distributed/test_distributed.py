@@ -119,51 +119,6 @@ def test_has_aux_sums_aux_and_task_order_does_not_matter(client):
     np.testing.assert_allclose(aux["sq"], sum(np.sum(x * x) for _, x in shards), rtol=1e-14)
 
 
-def _slow_shard(p, shard):
-    """0.25 s of sleep, with start/done marker files naming the worker process."""
-    k, x, folder = shard
-    open(os.path.join(folder, f"start-{k}-{os.getpid()}"), "w").close()
-    time.sleep(0.25)
-    v = np.sum(np.cos(p * x) * x)
-    open(os.path.join(folder, f"done-{k}-{os.getpid()}"), "w").close()
-    return v
-
-
-def test_killed_worker_is_retried_and_the_result_is_unchanged(client, tmp_path):
-    rng = np.random.default_rng(2)
-    shards = [(k, rng.normal(size=20), str(tmp_path)) for k in range(10)]
-    ref = dd.value_and_grad(_slow_shard, 0.4, shards, client="serial")
-    for f in tmp_path.iterdir():
-        f.unlink()
-    pids = set(client.run(os.getpid).values())
-    killed = []
-
-    def killer():  # kill a worker while it is inside a shard (started, not done)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not killed:
-            names = {f.name for f in tmp_path.iterdir()}
-            for name in names:
-                if name.startswith("start-"):
-                    _, k, pid = name.split("-")
-                    if int(pid) in pids and f"done-{k}-{pid}" not in names and int(k) >= 2:
-                        os.kill(int(pid), signal.SIGKILL)
-                        killed.append((int(k), int(pid)))
-                        return
-            time.sleep(0.01)
-
-    t = threading.Thread(target=killer)
-    t.start()
-    got = dd.value_and_grad(_slow_shard, 0.4, shards, client=client)
-    t.join()
-    assert killed, "no worker was killed mid-task"
-    k, pid = killed[0]
-    names = {f.name for f in tmp_path.iterdir()}
-    assert f"done-{k}-{pid}" not in names  # it died inside shard k ...
-    assert any(n.startswith(f"done-{k}-") for n in names)  # ... which another process redid
-    assert got == ref  # bit for bit
-    client.wait_for_workers(2, timeout=60)
-
-
 def _maybe_fail(p, x):
     if x[0] == 3.0:
         raise ValueError("negative variance in this shard")
@@ -380,3 +335,49 @@ def test_import_diffsci_does_not_import_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _slow_shard(p, shard):
+    """0.25 s of sleep, with start/done marker files naming the worker process."""
+    k, x, folder = shard
+    open(os.path.join(folder, f"start-{k}-{os.getpid()}"), "w").close()
+    time.sleep(0.25)
+    v = np.sum(np.cos(p * x) * x)
+    open(os.path.join(folder, f"done-{k}-{os.getpid()}"), "w").close()
+    return v
+
+
+# Last in the module: the nanny's replacement worker then starts (importing diffsci) while the
+# fixture closes, instead of delaying the next test.
+def test_killed_worker_is_retried_and_the_result_is_unchanged(client, tmp_path):
+    rng = np.random.default_rng(2)
+    shards = [(k, rng.normal(size=20), str(tmp_path)) for k in range(10)]
+    ref = dd.value_and_grad(_slow_shard, 0.4, shards, client="serial")
+    for f in tmp_path.iterdir():
+        f.unlink()
+    pids = set(client.run(os.getpid).values())
+    killed = []
+
+    def killer():  # kill a worker while it is inside a shard (started, not done)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            names = {f.name for f in tmp_path.iterdir()}
+            for name in names:
+                if name.startswith("start-"):
+                    _, k, pid = name.split("-")
+                    if int(pid) in pids and f"done-{k}-{pid}" not in names and int(k) >= 2:
+                        os.kill(int(pid), signal.SIGKILL)
+                        killed.append((int(k), int(pid)))
+                        return
+            time.sleep(0.01)
+
+    t = threading.Thread(target=killer)
+    t.start()
+    got = dd.value_and_grad(_slow_shard, 0.4, shards, client=client)
+    t.join()
+    assert killed, "no worker was killed mid-task"
+    k, pid = killed[0]
+    names = {f.name for f in tmp_path.iterdir()}
+    assert f"done-{k}-{pid}" not in names  # it died inside shard k ...
+    assert any(n.startswith(f"done-{k}-") for n in names)  # ... which another process redid
+    assert got == ref  # bit for bit
