@@ -210,6 +210,10 @@ LOCAL_SPECS = [
     _LocalSpec("jax.scipy.signal", "detrend", lambda x: dsg.detrend(x), (_n(2, 8),)),
     _LocalSpec("jax.scipy.signal", "detrend", lambda x: dsg.detrend(x, 0, "constant"),
                (_n(5, 3),)),
+    _LocalSpec("jax.scipy.linalg", "eigh_tridiagonal",
+               lambda d, e: dsl.eigh_tridiagonal(d, e, eigvals_only=True),
+               (lambda r: np.arange(4.0) * 1.5 + r.uniform(-0.1, 0.1, 4), _n(3)),
+               lambda d, e: jax.scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)),
     # JAX's spelling differs: conditions and axes as arrays/keywords
     _LocalSpec("jax.numpy", "compress", lambda x: dnp.compress([True, False, True], x, axis=1),
                (_n(2, 3),), lambda x: jnp.compress(jnp.array([True, False, True]), x, axis=1)),

@@ -193,3 +193,44 @@ def block_diag(*arrs):
                                      np.zeros((r, total - start - c), dtype)], axis=1))
         start += c
     return dnp.concatenate(rows, axis=0)
+
+
+def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None,
+                     check_finite=True, tol=0.0, lapack_driver="auto"):
+    """``scipy.linalg.eigh_tridiagonal``: eigenvalues (and vectors) of the symmetric
+    tridiagonal matrix with diagonal ``d`` and off-diagonal ``e``, differentiable in both
+    through :func:`~diffsci.scipy.linalg.eigh` of that matrix (the same rules; distinct
+    eigenvalues for eigenvector gradients).  ``select="i"`` (by index) and ``"v"`` (by value)
+    as SciPy's.
+
+    Example:
+        >>> import diffsci as ds
+        >>> [round(float(g), 12) for g in ds.grad(lambda d: eigh_tridiagonal(
+        ...     d, np.array([1.0]), eigvals_only=True)[1])(np.array([0.0, 0.0]))]
+        [0.5, 0.5]
+    """
+    from .linalg import eigh
+    if not _traced(d, e):
+        return sl.eigh_tridiagonal(d, e, eigvals_only=eigvals_only, select=select,
+                                   select_range=select_range, check_finite=check_finite,
+                                   tol=tol, lapack_driver=lapack_driver)
+    d, e = _vec(d, "eigh_tridiagonal", "d"), _vec(e, "eigh_tridiagonal", "e")
+    n = np.shape(getval(d))[0]
+    if np.shape(getval(e))[0] != n - 1:
+        raise ValueError(f"diffsci.scipy.linalg.eigh_tridiagonal: e must have len(d) - 1 = "
+                         f"{n - 1} entries, got {np.shape(getval(e))[0]}")
+    if np.iscomplexobj(getval(d)) or np.iscomplexobj(getval(e)):
+        raise TypeError("diffsci.scipy.linalg.eigh_tridiagonal: d and e must be real")
+    t = dnp.diag(d) + dnp.diag(e, 1) + dnp.diag(e, -1)
+    kw = {}
+    if select in ("i", "index"):
+        kw["subset_by_index"] = select_range
+    elif select in ("v", "value"):
+        kw["subset_by_value"] = select_range
+    elif select not in ("a", "all"):
+        raise ValueError(f"diffsci.scipy.linalg.eigh_tridiagonal: select must be 'a', 'v' or "
+                         f"'i', got {select!r}")
+    return eigh(t, eigvals_only=eigvals_only, **kw)
+
+
+__all__ += ["eigh_tridiagonal"]

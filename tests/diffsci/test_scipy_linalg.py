@@ -209,6 +209,13 @@ SPECS += [  # special matrices: gathers of their inputs
     S("convolution_matrix", lambda a: L.convolution_matrix(a, 2, "same"), (rhs(5),)),
     S("convolution_matrix", lambda a: L.convolution_matrix(a, 5, "valid"), (rhs(3),)),
     S("block_diag", L.block_diag, (rhs(2, 2), rhs(3), const(2.0), rhs(1, 2, cplx=True))),
+    S("eigh_tridiagonal", lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True),
+      (distinct(4), lambda r: 0.3 * rhs(3)(r))),
+    S("eigh_tridiagonal", lambda d, e: eig_gauge_free(L.eigh_tridiagonal(d, e)),
+      (distinct(4), lambda r: 0.3 * rhs(3)(r))),
+    S("eigh_tridiagonal", lambda d, e: L.eigh_tridiagonal(d, e, select="i", select_range=(1, 2),
+                                                          eigvals_only=True),
+      (distinct(4), lambda r: 0.3 * rhs(3)(r))),
 ]
 
 
@@ -238,6 +245,20 @@ def test_special_matrices_are_scipys_and_linear(name, args):
             base = [*arrays[:k], np.zeros_like(a), *arrays[k + 1:]]
             ref = theirs(*unit, *args[nt:]) - theirs(*base, *args[nt:])
             np.testing.assert_array_equal(jac.reshape(want.shape + (a.size,))[..., j], ref)
+
+
+def test_eigh_tridiagonal_is_scipys():
+    d, e = np.array([0.3, 1.9, 3.2, 4.0]), np.array([0.4, -0.7, 0.2])
+    for kw in ({"eigvals_only": True}, {"select": "v", "select_range": (1.0, 5.0),
+                                        "eigvals_only": True}):
+        np.testing.assert_allclose(ds.pullback(lambda d: L.eigh_tridiagonal(d, e, **kw), d)[0],
+                                   sl.eigh_tridiagonal(d, e, **kw), rtol=1e-13)
+    # the eigenvalue gradient: d w_k / d d_i = v_ik^2, d w_k / d e_i = 2 v_ik v_(i+1)k
+    w, v = sl.eigh_tridiagonal(d, e)
+    gd, ge = ds.grad(lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True)[2],
+                     argnums=(0, 1))(d, e)
+    np.testing.assert_allclose(gd, v[:, 2] ** 2, rtol=1e-12)
+    np.testing.assert_allclose(ge, 2 * v[:-1, 2] * v[1:, 2], rtol=1e-12)
 
 
 def test_special_matrices_reject_bad_input():
