@@ -46,7 +46,7 @@ OPAQUE = {
     **dict.fromkeys(("fftn", "rfft", "irfft", "convolve", "lfilter"),
                     "FFT/convolution/filter kernels of NumPy and SciPy"),
     **dict.fromkeys((
-        "angle", "bincount", "cumprod", "cumsum", "dense", "diagonal", "einsum", "flip",
+        "angle", "bincount", "cumprod", "cumsum", "diagonal", "einsum", "flip",
         "heaviside", "nan_to_num", "pad", "roll", "std", "tensordot", "tile", "tril", "triu",
         "var"), _TODO),
 }

@@ -544,3 +544,48 @@ from diffsci._jit._helpers import _sigmoid_s
 DATA_ARGS = {np.broadcast_to: 1, _w._astype: 1}
 
 __all__ = ["GuardFail", "Opaque", "rules", "guard_source", "operator"]
+
+
+# ---------------------------------------------------------------------------
+# diffsci.nn's fused dense layer: one loop kernel (product, bias, activation)
+# ---------------------------------------------------------------------------
+_DENSE_ACT = {"identity": "{0}", "tanh": "math.tanh({0})", "sigmoid": "_sigmoid_s({0})"}
+
+
+def _dense_gen(ctx, node):
+    from ._compile import SMALL_MATMUL, _kernel
+
+    act = node.kwargs.get("activation")
+    if act not in _DENSE_ACT or len(node.args) not in (2, 3):
+        raise Opaque(f"dense with activation {act!r}")
+    sx, sw = ctx.shape(node.args[0]), ctx.shape(node.args[1])
+    dt = np.dtype(dtype_of(node.value))
+    if len(sx) != 2 or len(sw) != 2 or dt != np.float64 or \
+            any(dtype_of(ctx.value(a)) != dt for a in node.args):
+        raise Opaque("dense of other shapes or dtypes")
+    m, k = sx
+    n = sw[1]
+    if m * k * n > 16 * SMALL_MATMUL:
+        raise Opaque("large dense layer (NumPy's BLAS)")
+    has_b = len(node.args) == 3
+    if has_b and ctx.shape(node.args[2]) != (n,):
+        raise Opaque("dense bias shape")
+    lines = [f"    out = np.empty(({m}, {n}), np.float64)",
+             "    i = 0", f"    while i < {m}:", "        j = 0", f"        while j < {n}:",
+             "            acc = 0.0", "            p = 0", f"            while p < {k}:",
+             "                acc += x[i, p] * w[p, j]", "                p += 1"]
+    if has_b:
+        lines.append("            acc = acc + b[j]")
+    lines += [f"            out[i, j] = {_DENSE_ACT[act].format('acc')}", "            j += 1",
+              "        i += 1", "    return out"]
+    params = ["x", "w", "b"] if has_b else ["x", "w"]
+    name = _kernel(ctx, params, lines)
+    return f"{name}({', '.join(ctx.arg(node, q) for q in range(len(params)))})", False
+
+
+try:
+    from ..nn import _fused as _nnf
+
+    _RULES[_nnf._fwd] = _dense_gen
+except ImportError:  # pragma: no cover
+    pass

@@ -456,3 +456,16 @@ def test_fit_and_minimize_with_jit_equal_eager():
     A = np.stack([np.sin(data), np.ones_like(data)], 1)
     ab = np.linalg.lstsq(A, data, rcond=None)[0]
     assert float(rj.x["a"]) == pytest.approx(ab[0], abs=1e-5)
+
+
+def test_dense_layers_compile_and_match_eager():
+    net = ds.nn.MLP.init(0, [3, 5, 2], activation="tanh")
+    x = np.random.default_rng(2).standard_normal((4, 3))
+
+    def loss(net):
+        return np.sum(ds.nn.sigmoid(net(x)) ** 2)
+
+    jf = ds.jit(ds.value_and_grad(loss))
+    close(jf(net), ds.value_and_grad(loss)(net))
+    spec = next(iter(jf._cache.values())).specs[0]
+    assert "dense" not in spec.compiled.opaque_names
