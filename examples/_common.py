@@ -121,7 +121,9 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
     import numpy as np
 
     n = len(images)
-    fig = plt.figure(figsize=(max(12, 4 * n), 8))
+    # Compact, with large type: the figure is shown at page width (about 700 px) in the docs.
+    plt.rcParams.update({"font.size": 12, "legend.fontsize": 11})
+    fig = plt.figure(figsize=(max(10, 3.3 * n), 7.5))
     grid = fig.add_gridspec(2, 2 * n)
     for k, (img, title) in enumerate(zip(images, titles)):
         ax = fig.add_subplot(grid[0, 2 * k : 2 * k + 2])
@@ -145,7 +147,7 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
         ax.set_xlabel("Adam iteration")
         ax.set_ylabel(ylabel)
         ax.set_title("fitted parameters (lines) against the truth (dashed)")
-        ax.legend(fontsize=10, ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.8)
+        ax.legend(ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.8)
     ax = fig.add_subplot(grid[1, half:])
     ax.semilogy(losses)
     if mark is not None:

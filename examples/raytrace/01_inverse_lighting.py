@@ -17,12 +17,11 @@ their errors, and the cost of one adjoint pass relative to one render.
 
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 import diffsci as ds
 import raytrace as rt
-from examples._common import parse_args, result, save_figure
+from examples._common import fit_figure, parse_args, result, save_figure
 
 TARGET = np.array([5.0, 5.0, -10.0])
 START = np.array([1.0, 2.0, -7.0])
@@ -80,35 +79,14 @@ def main():
     cot = np.ones((size, size, 3))
     t_adjoint = median_time(lambda: back(cot))
 
-    fig = plt.figure(figsize=(14, 8))
-    grid = fig.add_gridspec(2, 6)
-    images = (render(START), render(final), target)
-    titles = ("initial guess (1, 2, -7)", f"final fit (after {STEPS + MORE_STEPS} iterations)",
-              "target (5, 5, -10)")
-    for k, (img, title) in enumerate(zip(images, titles)):
-        ax = fig.add_subplot(grid[0, 2 * k : 2 * k + 2])
-        ax.imshow(rt.to_display(img, exposure=0.1))
-        ax.set_title(title)
-        ax.axis("off")
-    ax = fig.add_subplot(grid[1, :3])
-    iterations = np.arange(len(path))
-    for k, (axis, color) in enumerate(zip("xyz", ("C0", "C1", "C2"))):
-        ax.plot(iterations, path[:, k], color=color, label=f"fitted {axis}")
-        ax.axhline(TARGET[k], color=color, ls="--", lw=1, label=f"true {axis} = {TARGET[k]:g}")
-    ax.axvline(STEPS, color="k", ls=":", lw=1)
-    ax.set_xlabel("Adam iteration")
-    ax.set_ylabel("light position (scene units)")
-    ax.set_title("light position: fit against the truth")
-    ax.legend(fontsize=9, ncol=3, loc="center right")
-    ax = fig.add_subplot(grid[1, 3:])
-    ax.semilogy(losses)
-    ax.axvline(STEPS, color="k", ls=":", lw=1, label=f"the paper's {STEPS} iterations")
-    ax.set_xlabel("Adam iteration")
-    ax.set_ylabel("MSE loss (linear radiance², per pixel and channel)")
-    ax.set_title("loss")
-    ax.legend(fontsize=9)
-    fig.suptitle(f"Inverse lighting, {size}x{size}, position only (Adam lr 0.05)")
-    fig.tight_layout()
+    fig = fit_figure(
+        [rt.to_display(img, exposure=0.1) for img in (render(START), render(final), target)],
+        ("initial guess (1, 2, -7)", f"final fit (after {STEPS + MORE_STEPS} iterations)",
+         "target (5, 5, -10)"),
+        path, TARGET, ("x", "y", "z"), "light position (scene units)", losses,
+        loss_label="MSE loss (linear radiance²)", mark=STEPS,
+        suptitle=f"Inverse lighting, {size}x{size}, position only (Adam lr 0.05; dotted: "
+                 f"the paper's {STEPS} iterations)")
     save_figure(fig)
     err = float(np.linalg.norm(pos - TARGET))
     final_err = float(np.linalg.norm(final - TARGET))

@@ -87,7 +87,7 @@ def main():
     fig = fit_figure(images, ("initial guess", f"final fit (after {steps} steps)", "target"),
                      path, truth, ("x", "y", "z", "red", "green", "blue"),
                      "middle sphere: position (scene units), diffuse colour (albedo, 0-1)",
-                     losses, loss_label="MSE loss (linear radiance², per pixel and channel)",
+                     losses, loss_label="MSE loss (linear radiance²)",
                      suptitle=f"Sphere colours and position from one image, {size}x{size} "
                               "(edges=True)")
     save_figure(fig)

@@ -82,7 +82,7 @@ def main():
               for e in (START, eye, TARGET)]
     fig = fit_figure(images, ("initial view", f"final fit (after {steps} steps)", "target"),
                      path, TARGET, ("eye x", "eye y", "eye z"), "camera position (scene units)",
-                     losses, loss_label="MSE loss (linear radiance², per pixel and channel)",
+                     losses, loss_label="MSE loss (linear radiance²)",
                      suptitle=f"Camera position from one image, {size}x{size} "
                               f"({len(mesh.faces)}-face OBJ mesh, edges=True)")
     save_figure(fig)

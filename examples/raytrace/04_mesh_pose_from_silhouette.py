@@ -90,7 +90,7 @@ def main():
                               "target silhouette"),
                      path, flat(TARGET), ("ω₁", "ω₂", "ω₃", "shift x", "shift y", "shift z"),
                      "rotation vector ω (rad), shift (scene units)", losses,
-                     loss_label="MSE loss (silhouette intensity², per pixel and channel)",
+                     loss_label="MSE loss (silhouette intensity²)",
                      show=lambda ax, img: ax.imshow(img, cmap="gray"),
                      suptitle=f"Box pose from its silhouette, {size}x{size} (edge term only)")
     save_figure(fig)

@@ -75,7 +75,7 @@ def main():
                               "true texture", "target image"),
                      path, (0.0, 0.0), ("median texel error", "largest texel error"),
                      "texel error (albedo, 0-1)", losses,
-                     loss_label="MSE loss (linear radiance², per pixel and channel)",
+                     loss_label="MSE loss (linear radiance²)",
                      show=lambda ax, img: ax.imshow(img, interpolation="nearest"),
                      suptitle=f"8x8 floor texture from one {size}x{size} image (bilinear "
                               "lookups, mirror sphere, shadow)")
