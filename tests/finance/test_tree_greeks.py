@@ -208,3 +208,16 @@ def test_delta_gamma_theta_vs_quantlib_crr_when_installed():
     assert abs(float(g["delta"]) - opt.delta()) < 1e-4
     assert abs(float(g["gamma"]) - opt.gamma()) < 1e-4
     assert abs(float(g["theta"]) - opt.theta()) < 0.02, (float(g["theta"]), opt.theta())
+
+
+@pytest.mark.parametrize("n,smooth,every", itertools.product((2, 3, 5), (False, True), (1, 2, 7)))
+def test_tiny_trees_and_bermudan_strides_equal_ad(n, smooth, every):
+    # the smallest lattices (one layer before the BBS layer at n = 2) and exercise strides longer
+    # than the tree: the decision bytes, exercise ranges and the last layer's decisions at the edges
+    for is_call in (False, True):
+        kw = dict(spot=40.0, strike=43.0, expiry=0.75, rate=0.05, dividend=0.03, vol=0.3,
+                  is_call=is_call)
+        static = dict(n_steps=n, smooth=smooth, exercise_every=every)
+        got = finance.tree_greeks(**kw, **static)
+        for name, r in ad_reference(kw, **static).items():
+            assert abs(float(got[name]) - r) <= 1e-9 * max(1.0, abs(r)), (name, is_call)
