@@ -27,6 +27,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -401,7 +402,8 @@ class Adam(AbstractOptimizer):
             step=t, mu=tree_unflatten(td, new_m), nu=tree_unflatten(td, new_v))
 
 
-def AdamW(lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-2):
+def AdamW(lr: float | Callable[[int], float] = 1e-3, b1: float = 0.9, b2: float = 0.999,
+          eps: float = 1e-8, weight_decay: float = 1e-2) -> Adam:
     """Adam with decoupled weight decay (Loshchilov & Hutter 2019): ``Adam(..., decoupled=True)``.
 
     Example:
@@ -515,8 +517,10 @@ def _is_pair(b):
             and all(v is None or isinstance(v, numbers.Real) for v in b))
 
 
-def minimize(fun, x0, args=(), method="L-BFGS-B", bounds=None, options=None, tol=None,
-             callback=None, constraints=(), jit=False):
+def minimize(fun: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (), method: str = "L-BFGS-B",
+             bounds: Any = None, options: dict[str, Any] | None = None, tol: float | None = None,
+             callback: Callable[..., Any] | None = None, constraints: Any = (),
+             jit: bool = False) -> Any:
     """Minimise a scalar function of a pytree with :func:`scipy.optimize.minimize`.
 
     ``fun(x, *args)`` is differentiated with :func:`diffsci.value_and_grad`,

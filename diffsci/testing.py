@@ -14,6 +14,9 @@ convention (the cotangent of a real-valued loss is ∂/∂Re + i·∂/∂Im).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from ._api import pullback
@@ -31,7 +34,9 @@ TOLERANCES = {
 }
 
 
-def check_grads(f, args, order=1, modes=("rev", "fwd"), eps=None, rtol=None, atol=None, seed=0):
+def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 1,
+                modes: Sequence[str] = ("rev", "fwd"), eps: float | None = None,
+                rtol: float | None = None, atol: float | None = None, seed: int = 0) -> None:
     """Check the derivatives of ``f`` at ``args`` against central finite differences.
 
     Args:

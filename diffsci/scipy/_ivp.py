@@ -47,7 +47,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +57,7 @@ from .._api import pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import tree_flatten
+from ..typing import ArrayLike
 from . import integrate as _odeint_mod
 from .integrate import DOPRI5, ButcherTableau
 from .optimize import _split_args  # float leaves of args and their rebuild
@@ -414,9 +417,11 @@ def _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats):
 # ---------------------------------------------------------------------------
 # the public entry point
 # ---------------------------------------------------------------------------
-def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
-              vectorized=False, args=None, *, rtol=1e-3, atol=1e-6, max_step=np.inf,
-              first_step=None, adjoint=False, max_steps=100_000):
+def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method: str = "RK45",
+              t_eval: ArrayLike | None = None, dense_output: bool = False, events: Any = None,
+              vectorized: bool = False, args: tuple[Any, ...] | None = None, *, rtol: float = 1e-3,
+              atol: float = 1e-6, max_step: float = np.inf, first_step: float | None = None,
+              adjoint: bool = False, max_steps: int = 100_000) -> OdeResult:
     """Solve ``dy/dt = fun(t, y, *args)`` on ``t_span`` as :func:`scipy.integrate.solve_ivp`.
 
     Args:

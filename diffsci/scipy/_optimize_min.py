@@ -16,6 +16,9 @@ solution on a bound of ``bounds`` raises.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import scipy.optimize
 
@@ -94,7 +97,9 @@ def _check_bounds(where, x, bounds):
                          f"holds for an interior solution only. Drop or widen the bounds")
 
 
-def minimize(fun, x0, args=(), method=None, bounds=None, tol=None, options=None):
+def minimize(fun: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (),
+             method: str | None = None, bounds: Any = None, tol: float | None = None,
+             options: dict[str, Any] | None = None) -> Any:
     """The argmin of ``fun(x, *args)`` by :func:`scipy.optimize.minimize`, differentiable in args.
 
     SciPy gets the exact gradient (reverse mode) and, for the methods that use one, the exact
@@ -167,8 +172,9 @@ def minimize(fun, x0, args=(), method=None, bounds=None, tol=None, options=None)
         nit=info.get("nit", 0), nfev=info.get("nfev", 0))
 
 
-def least_squares(fun, x0, args=(), bounds=None, method="trf", ftol=1e-10, xtol=1e-10,
-                  gtol=1e-10, max_nfev=None, loss="linear"):
+def least_squares(fun: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (), bounds: Any = None,
+                  method: str = "trf", ftol: float = 1e-10, xtol: float = 1e-10,
+                  gtol: float = 1e-10, max_nfev: int | None = None, loss: str = "linear") -> Any:
     """Nonlinear least squares by :func:`scipy.optimize.least_squares`, differentiable in args.
 
     SciPy gets the exact Jacobian of the residuals (forward mode).  x* minimises
@@ -258,7 +264,8 @@ def _scalar_root(where, f, x_start, args, run):
                        where=where)
 
 
-def brentq(f, a, b, args=(), xtol=2e-12, rtol=8.881784197001252e-16, maxiter=100):
+def brentq(f: Callable[..., Any], a: float, b: float, args: tuple[Any, ...] = (),
+           xtol: float = 2e-12, rtol: float = 8.881784197001252e-16, maxiter: int = 100) -> Any:
     """A root of ``f(x, *args)`` in [a, b] by :func:`scipy.optimize.brentq`; differentiable.
 
     dx*/dp = −f_p/f_x at the root (:func:`custom_root`); the bracket is a constant.
@@ -290,8 +297,10 @@ def brentq(f, a, b, args=(), xtol=2e-12, rtol=8.881784197001252e-16, maxiter=100
     return _scalar_root("brentq", f, 0.5 * (a + b), args, run)
 
 
-def root_scalar(f, args=(), method=None, bracket=None, x0=None, x1=None, xtol=None,
-                rtol=None, maxiter=None):
+def root_scalar(f: Callable[..., Any], args: tuple[Any, ...] = (), method: str | None = None,
+                bracket: Sequence[float] | None = None, x0: float | None = None,
+                x1: float | None = None, xtol: float | None = None, rtol: float | None = None,
+                maxiter: int | None = None) -> Any:
     """A root of ``f(x, *args)`` by :func:`scipy.optimize.root_scalar`; differentiable in args.
 
     Methods that use derivatives (``newton``, ``halley``) get exact ones (forward mode).

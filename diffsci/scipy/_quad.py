@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.integrate
@@ -27,6 +29,7 @@ import scipy.integrate
 from .._api import pullback
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
+from ..typing import Array, ArrayLike
 from .optimize import _split_args  # float leaves of args and their rebuild
 
 __all__ = ["quad", "trapezoid", "cumulative_trapezoid", "simpson"]
@@ -99,7 +102,8 @@ _QUAD_KEYS = frozenset({"epsabs", "epsrel", "limit", "points", "weight", "wvar",
                         "maxp1", "limlst"})
 
 
-def quad(func, a, b, args=(), full_output=0, **kwargs):
+def quad(func: Callable[..., Any], a: ArrayLike, b: ArrayLike, args: tuple[Any, ...] = (),
+         full_output: int = 0, **kwargs: Any) -> Any:
     """∫_a^b func(x, *args) dx by :func:`scipy.integrate.quad`, differentiable in a, b, args.
 
     Args:
@@ -187,7 +191,7 @@ def _prep(where, y, x, dx, axis):
     return y, h, n, ax
 
 
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:
     """The trapezoidal rule (:func:`scipy.integrate.trapezoid`), differentiable in y, x, dx.
 
     Args:
@@ -210,7 +214,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return np.sum(h * (y[..., 1:] + y[..., :-1]), axis=-1) / 2
 
 
-def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
+def cumulative_trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1,
+                         initial: float | None = None) -> Array:
     """Cumulative trapezoid (:func:`scipy.integrate.cumulative_trapezoid`), differentiable.
 
     Args:
@@ -247,7 +252,7 @@ def _simpson_pairs(y, h, start, stop):
                   axis=-1)
 
 
-def simpson(y, x=None, dx=1.0, axis=-1):
+def simpson(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:
     """Simpson's rule (:func:`scipy.integrate.simpson`), differentiable in y, x, dx.
 
     Pairs of intervals get the (possibly unequal-width) Simpson weights (DERIVATIONS.md

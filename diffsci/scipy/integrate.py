@@ -47,7 +47,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +57,7 @@ from .._api import pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import Raveler, tree_flatten, tree_unflatten
+from ..typing import ArrayLike
 
 __all__ = ["odeint", "DOPRI5", "solve_ivp", "OdeResult", "OdeSolution", "quad", "trapezoid",
            "cumulative_trapezoid", "simpson"]
@@ -446,8 +449,10 @@ def _keyword_args(args, kwargs):
 # ---------------------------------------------------------------------------
 # The public entry point
 # ---------------------------------------------------------------------------
-def odeint(func, y0, t, *args, method="dopri5", rtol=1e-7, atol=1e-9, gradient="adjoint",
-           step=None, max_steps=100_000, full_output=False, tfirst=False, **kwargs):
+def odeint(func: Callable[..., Any], y0: Any, t: ArrayLike, *args: Any, method: str = "dopri5",
+           rtol: float = 1e-7, atol: float = 1e-9, gradient: str = "adjoint",
+           step: float | None = None, max_steps: int = 100_000, full_output: bool = False,
+           tfirst: bool = False, **kwargs: Any) -> Any:
     """Solve ``dy/dt = func(y, t, *args)`` and return ``y`` at every time in ``t``.
 
     Args:

@@ -34,6 +34,9 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import scipy.optimize
 
@@ -94,7 +97,9 @@ def _check_no_closure(F, x0, p, where):
 # ---------------------------------------------------------------------------
 # custom_root: the one implicit-differentiation rule
 # ---------------------------------------------------------------------------
-def custom_root(f, x0, solve, tangent_solve=None, args=(), where="custom_root"):
+def custom_root(f: Callable[..., Any], x0: Any, solve: Callable[..., Any],
+                tangent_solve: Callable[..., Any] | None = None, args: tuple[Any, ...] = (),
+                where: str = "custom_root") -> Any:
     """Solve ``f(x, *args) = 0`` with ``solve`` and differentiate the root by the IFT.
 
     Args:
@@ -174,7 +179,8 @@ def custom_root(f, x0, solve, tangent_solve=None, args=(), where="custom_root"):
 # ---------------------------------------------------------------------------
 # SciPy front ends
 # ---------------------------------------------------------------------------
-def root(fun, x0, args=(), method="hybr", tol=None, options=None):
+def root(fun: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (), method: str = "hybr",
+         tol: float | None = None, options: dict[str, Any] | None = None) -> Any:
     """Find x with ``fun(x, *args) = 0`` by :func:`scipy.optimize.root`; differentiable in args.
 
     The Jacobian passed to SciPy (methods ``"hybr"`` and ``"lm"``) is exact,
@@ -227,7 +233,8 @@ def root(fun, x0, args=(), method="hybr", tol=None, options=None):
     return custom_root(fun, x0, solve, args=tuple(args), where="root")
 
 
-def fixed_point(func, x0, args=(), xtol=1e-10, maxiter=500, method="del2"):
+def fixed_point(func: Callable[..., Any], x0: Any, args: tuple[Any, ...] = (), xtol: float = 1e-10,
+                maxiter: int = 500, method: str = "del2") -> Any:
     """Find x with ``x = func(x, *args)`` by :func:`scipy.optimize.fixed_point`; differentiable.
 
     Differentiated as the root of ``func(x, *args) − x`` (:func:`custom_root`):
@@ -292,8 +299,10 @@ def _tree_sub(a, b):
     return tree_unflatten(ta, [x - y for x, y in zip(la, lb)])
 
 
-def minimize_scalar(fun, args=(), bracket=None, bounds=None, method=None, tol=None,
-                    options=None):
+def minimize_scalar(fun: Callable[..., Any], args: tuple[Any, ...] = (),
+                    bracket: Sequence[float] | None = None, bounds: Any = None,
+                    method: str | None = None, tol: float | None = None,
+                    options: dict[str, Any] | None = None) -> Any:
     """The minimiser of a scalar function by :func:`scipy.optimize.minimize_scalar`; differentiable.
 
     SciPy's result is refined by Newton steps on f′ = 0 (exact derivatives),
