@@ -63,7 +63,7 @@ def greeks(pricer: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
         pricer: any finance pricer taking keyword arguments with ``spot`` (or ``forward``):
             closed forms (:func:`bsm_price`, :func:`black76_price`, :func:`bachelier_price`,
             :func:`digital_price`, :func:`heston_price`, :func:`barrier_price`, …) by AD;
-            :func:`tree_price` by the hand-written reverse sweep (:func:`tree_greeks`);
+            :func:`tree_price` by the tree kernel's path-weight sweep (:func:`tree_greeks`);
             :func:`mc_price` and :func:`heston_mc_price` by their estimators (:func:`mc_greeks`,
             :func:`heston_mc_greeks`: Monte Carlo results with standard errors).
         **kwargs: its arguments (broadcastable arrays for the closed forms).

@@ -122,7 +122,7 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
     allowed (every ``exercise_every`` steps, and at t = 0), with ``h = max(w(S − K), 0)``.
     Plain (untraced) inputs run the Numba kernel ``_kernels.tree_prices``; traced inputs run the
     same induction in NumPy, which diffsci differentiates to any order (:func:`tree_greeks` gives
-    price and Greeks from a hand-written reverse sweep instead, much faster).
+    price and Greeks from the decisions and one path-weight sweep instead, much faster).
 
     Args:
         spot, strike: S, K > 0 (currency units; broadcastable arrays, the tree runs on all).
