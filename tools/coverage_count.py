@@ -448,7 +448,13 @@ def _stats_calls(td, cont, disc, dist, method, jf):
     return None
 
 
-STATS_FUNCTIONS = {"sem": lambda r: (r.standard_normal((5, 3)),)}
+STATS_FUNCTIONS = {  # (diffsci function, JAX function, sampler of the arguments)
+    "sem": (lambda x: dst.sem(x), lambda x: jax.scipy.stats.sem(x),
+            lambda r: (r.standard_normal((5, 3)),)),
+    "gaussian_kde": (lambda x, p: dst.gaussian_kde(x).evaluate(p),
+                     lambda x, p: jax.scipy.stats.gaussian_kde(x).evaluate(p),
+                     lambda r: (r.standard_normal((2, 9)), r.standard_normal((2, 4)))),
+}
 
 
 def count_stats(td, cont, disc):
@@ -458,11 +464,12 @@ def count_stats(td, cont, disc):
         if not isinstance(obj, types.ModuleType):  # functions: gaussian_kde (a class), sem, ...
             reason = _exclusion("jax.scipy.stats", dist, obj)
             if reason == "class or dtype" and dist == "gaussian_kde":
-                reason = None
+                reason = None  # a class of differentiable methods: counted as one
             exists = hasattr(dst, dist)
             if exists and not reason and dist in STATS_FUNCTIONS:
-                res = compare(getattr(dst, dist), obj, STATS_FUNCTIONS[dist](
-                    np.random.default_rng(zlib.crc32(dist.encode()))), zlib.crc32(dist.encode()))
+                fd, fj, make = STATS_FUNCTIONS[dist]
+                res = compare(fd, fj, make(np.random.default_rng(zlib.crc32(dist.encode()))),
+                              zlib.crc32(dist.encode()))
                 rows.append(_row("jax.scipy.stats", dist, None, True, res if res in (
                     "agree", FD_SIDE, NO_JAX_GRAD, "values differ") else "not compared"
                     if res.startswith("jax failed") else "disagree", [res]))

@@ -302,3 +302,8 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate"):
 
 
 __all__ = sorted(__all__ + ["sem"])
+
+
+from ._stats_kde import gaussian_kde  # noqa: E402, F401
+
+__all__ = sorted(__all__ + ["gaussian_kde"])

@@ -144,7 +144,7 @@ def test_discrete_values_are_scipys(spec, method):
 
 def test_every_distribution_has_a_spec():
     covered = {s.name for s in CONT} | {s.name for s in DISC} | {
-        "norm", "multivariate_normal", "dirichlet", "multinomial", "entropy", "sem"}
+        "norm", "multivariate_normal", "dirichlet", "multinomial", "entropy", "sem", "gaussian_kde"}
     assert set(D.__all__) == covered, set(D.__all__) ^ covered
 
 
@@ -160,6 +160,37 @@ def test_poisson_entropy_equals_scipy_with_its_closed_form_derivative():
                                rtol=1e-12, atol=1e-11)
     with pytest.raises(ValueError, match="mu must be non-negative"):
         ds.grad(D.poisson.entropy)(-1.0)
+
+
+@pytest.mark.parametrize("bw", [None, "silverman", 0.4])
+def test_gaussian_kde_equals_scipy_with_gradients_in_data_weights_and_points(bw):
+    r = np.random.default_rng(5)
+    x1, pts = r.standard_normal(7), np.linspace(-2.0, 2.0, 5)
+    want = st.gaussian_kde(x1, bw).evaluate(pts)
+    np.testing.assert_allclose(D.gaussian_kde(x1, bw)(pts), want, rtol=1e-13)
+    np.testing.assert_allclose(ds.pullback(lambda x: D.gaussian_kde(x, bw).pdf(pts), x1)[0],
+                               want, rtol=1e-13)
+    check_grads(lambda x, p: D.gaussian_kde(x, bw).evaluate(p), (x1, pts), order=2)
+    x2, w, p2 = r.standard_normal((2, 9)), r.uniform(0.5, 2.0, 9), r.standard_normal((2, 4))
+    want = st.gaussian_kde(x2, bw, weights=w).logpdf(p2)
+    got = ds.pullback(lambda x, w, p: D.gaussian_kde(x, bw, weights=w).logpdf(p), x2, w, p2)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    check_grads(lambda x, w, p: D.gaussian_kde(x, bw, weights=w).logpdf(p), (x2, w, p2))
+    # d/dp of the 1-d density: -sum_i w_i N(p; x_i, h^2) (p - x_i) / h^2, with SciPy's h
+    kde = st.gaussian_kde(x1, bw)
+    h2 = kde.covariance[0, 0]
+    dens = np.exp(-(pts[:, None] - x1) ** 2 / (2 * h2)) / np.sqrt(2 * np.pi * h2) / x1.size
+    np.testing.assert_allclose(ds.grad(lambda p: np.sum(D.gaussian_kde(x1, bw)(p)))(pts),
+                               np.sum(-dens * (pts[:, None] - x1) / h2, axis=1), rtol=1e-12)
+
+
+def test_gaussian_kde_rejects_bad_input():
+    with pytest.raises(ValueError, match="weights must have shape"):
+        D.gaussian_kde(np.ones(3), weights=np.ones(2))
+    with pytest.raises(ValueError, match="points have dimension"):
+        D.gaussian_kde(np.random.default_rng(0).standard_normal((2, 5))).evaluate(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="bw_method"):
+        D.gaussian_kde(np.array([0.0, 1.0, 2.0]), bw_method="wide")
 
 
 @pytest.mark.parametrize("kw", [{}, {"axis": 1}, {"axis": None, "ddof": 0}])
