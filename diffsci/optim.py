@@ -154,11 +154,11 @@ class AbstractOptimizer(abc.ABC):
     """
 
     @abc.abstractmethod
-    def init(self, params):
+    def init(self, params: Any) -> Any:
         """The optimiser's state for ``params`` (a pytree)."""
 
     @abc.abstractmethod
-    def update(self, grads, state, params):
+    def update(self, grads: Any, state: Any, params: Any) -> tuple[Any, Any]:
         """One step: returns ``(new_params, new_state)``."""
 
     def _check_state(self, grads, state, state_type):
@@ -213,7 +213,7 @@ class SGDState:
     """State of :class:`SGD`: the step count and the momentum buffer (``None`` without momentum)."""
 
     step: int
-    velocity: object
+    velocity: Any  # a pytree shaped like the parameters, or None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,7 +263,7 @@ class SGD(AbstractOptimizer):
         if self.nesterov and self.momentum == 0:
             raise ValueError("SGD: nesterov=True requires momentum > 0, got momentum=0.0")
 
-    def init(self, params):
+    def init(self, params: Any) -> SGDState:
         """State for ``params``: step 0 and a zero velocity per leaf (if momentum > 0)."""
         velocity = None
         if self.momentum > 0:
@@ -271,7 +271,7 @@ class SGD(AbstractOptimizer):
             velocity = tree_unflatten(td, [_zeros_like(p) for p in leaves])
         return SGDState(step=0, velocity=velocity)
 
-    def update(self, grads, state, params):
+    def update(self, grads: Any, state: SGDState, params: Any) -> tuple[Any, SGDState]:
         """One SGD step; returns ``(new_params, new_state)``.
 
         Raises:
@@ -304,8 +304,8 @@ class AdamState:
     """State of :class:`Adam`: the step count and the first and second moment estimates."""
 
     step: int
-    mu: object
-    nu: object
+    mu: Any  # pytrees shaped like the parameters
+    nu: Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -365,14 +365,14 @@ class Adam(AbstractOptimizer):
         _check_number(name, "eps", self.eps, 0.0, low_open=True)
         _check_number(name, "weight_decay", self.weight_decay, 0.0)
 
-    def init(self, params):
+    def init(self, params: Any) -> AdamState:
         """State for ``params``: step 0 and zero moments shaped like each leaf."""
         leaves, td = tree_flatten(params)
         zeros = [_zeros_like(p) for p in leaves]
         return AdamState(step=0, mu=tree_unflatten(td, zeros),
                          nu=tree_unflatten(td, [np.real(z) for z in zeros]))
 
-    def update(self, grads, state, params):
+    def update(self, grads: Any, state: AdamState, params: Any) -> tuple[Any, AdamState]:
         """One Adam step; returns ``(new_params, new_state)``.
 
         Raises:
