@@ -4,8 +4,8 @@
   return value; dataclass fields are typed (raytrace's scene fields are not ``object``).
 - mypy (configured in pyproject's ``[tool.mypy]``) accepts ``tests/typecheck_usage.py``, each
   package's first task as a typed user script, and rejects a script that misuses the API (so the
-  hints are what is checked, not ``Any``). Both files go through one mypy run; its cache is
-  ``.mypy_cache``.
+  hints are what is checked, not ``Any``; seven misuses, one per line). Both files go through
+  one mypy run; its cache is ``.mypy_cache``.
 - The usage script runs and gets the right answers.
 """
 
@@ -40,8 +40,10 @@ finance.mc_price(spot=100.0, strike=100.0, expiry=1.0, vol=0.2, n_paths=1e5)
 sde.sdeint(sde.SDE(lambda t, y, p: y, lambda t, y, p: y), np.ones(1), np.ones(2), dt="0.1")
 ds.grad(lambda x: x, argnums="x")
 finance.bsm_price(spot=100.0, strike=100.0, expiry=1.0, vol=0.2, is_call="yes")
+ds.optim.Adam(0.1).update(np.ones(2), np.ones(2), ds.optim.Adam(0.1).init(np.ones(2)))
 '''
-MISUSE_LINES = {8: "shots", 9: "shapes", 10: "n_paths", 11: "dt", 12: "argnums", 13: "is_call"}
+MISUSE_LINES = {8: "shots", 9: "shapes", 10: "n_paths", 11: "dt", 12: "argnums", 13: "is_call",
+                14: "state"}
 
 
 def _missing_hints(obj):
