@@ -30,10 +30,12 @@ import types
 
 import numpy as np
 
-from .. import _api, _core
+from .. import _api, _core, _custom
 from .._core import Dual, Rules, Tape, Tracer, close, getval
+from .._tree import tree_flatten, tree_unflatten
 
 _TREE_MAP = _api.tree_map
+_CUSTOM_CALL = _custom.custom_vjp.__call__
 
 _lock = threading.RLock()
 _active = []  # the jit traces running now (innermost last)
@@ -105,6 +107,7 @@ class _Trace:
         self.tape = Tape("jit")
         self.guards = []
         self.problems = []  # why this trace cannot be compiled (it then runs eagerly)
+        self.customs = {}  # record index -> (custom_vjp, argument leaves, their tree)
 
     # -- observations -----------------------------------------------------------------
     def ref(self, x):
@@ -288,6 +291,21 @@ def _stop(x):
     return x
 
 
+def _custom_call(self, *args):
+    """``custom_vjp.__call__`` while tracing: remember the arguments of the calls recorded at
+    a jit level (the record keeps only the traced ones; the driver re-runs ``fwd``)."""
+    marks = [(tr, len(tr.tape.records)) for tr in _active]
+    out = _CUSTOM_CALL(self, *args)
+    for tr, n0 in marks:
+        recs = tr.tape.records
+        for r in recs[n0:]:
+            owner = getattr(r._rules, "__self__", None)
+            if owner is self and r._idx not in tr.customs:
+                leaves, tree = tree_flatten(args)
+                tr.customs[r._idx] = (self, leaves, tree)
+    return out
+
+
 class _Observing:
     """While active: the value-reading methods of traced values record guards."""
 
@@ -300,6 +318,7 @@ class _Observing:
         self.saved_observe = _core.observe, _api.tree_map
         _core.observe = _observe_nondiff
         _api.tree_map = _tree_map_keeping_jit
+        _custom.custom_vjp.__call__ = _custom_call
 
     def __exit__(self, *exc):
         for T, name, m in self.saved:
@@ -308,6 +327,7 @@ class _Observing:
             else:
                 setattr(T, name, m)
         _core.observe, _api.tree_map = self.saved_observe
+        _custom.custom_vjp.__call__ = _CUSTOM_CALL
 
 
 # ---------------------------------------------------------------------------
@@ -360,10 +380,14 @@ def build(tr, out_leaves, out_tree, externals_ids):
                 continue
             raise CannotCompile("an in-place write into a buffer created inside the function")
         if type(rules) is not Rules:
-            owner = getattr(rules, "__self__", None)
-            what = (f"the custom rule {type(owner).__name__}" if owner is not None
-                    else "an in-place write (x[i] = v) or a custom rule")
-            raise CannotCompile(f"{what} is recorded as a special record")
+            node = _special_node(tr, r, by_id, values)
+            if node is None:
+                owner = getattr(rules, "__self__", None)
+                what = (f"the custom rule {type(owner).__name__}" if owner is not None
+                        else "an in-place write (x[i] = v) or a custom rule")
+                raise CannotCompile(f"{what} is recorded as a special record")
+            nodes.append(node)
+            continue
         prim = primitive_of(rules)
         if prim is None:
             raise CannotCompile(f"record of unknown primitive {rules.name!r}")
@@ -403,6 +427,60 @@ def build(tr, out_leaves, out_tree, externals_ids):
             outputs.append(o)
     return Program(n_in, [values[i] for i in range(n_in)], nodes, tr.guards, out_tree,
                    outputs, values)
+
+
+class _Opaque:
+    """Stands for a primitive in a node computed by a plain Python call (custom rules)."""
+
+    def __init__(self, name, fun):
+        self.__name__ = name
+        self.fun = fun
+
+
+def _special_node(tr, r, by_id, values):
+    """A custom_vjp record as a node that re-runs its ``fwd`` (None: not one of those)."""
+    if r._rules is _custom._project_back:
+        j = r._args[0]
+        fun = _Pick(j)
+        return Node(r._idx, _Opaque("custom_vjp output", fun), fun, [Ref(r._parents[0])], None,
+                    r._value, values)
+    info = tr.customs.get(r._idx)
+    if info is None:
+        return None
+    owner, leaves, tree = info
+    args = []
+    for x in leaves:
+        ref = tr.ref(x) if type(x) is Tracer and x._tape is tr.tape else None
+        if ref is not None:
+            args.append(ref)
+        elif type(x) is Tracer or type(x) is Dual:
+            return None
+        elif isinstance(x, (np.ndarray, np.generic)) and id(x) in by_id:
+            args.append(Ref(by_id[id(x)]))
+        else:
+            args.append(x)
+    fun = _CustomForward(owner, tree, multi=isinstance(r._value, list))
+    name = getattr(owner, "__name__", "custom_vjp")
+    return Node(r._idx, _Opaque(f"custom_vjp {name}", fun), fun, args, None, r._value, values)
+
+
+class _CustomForward:
+    """``fwd(*args)[0]`` of a custom_vjp function, from its argument leaves."""
+
+    def __init__(self, owner, tree, multi):
+        self.owner, self.tree, self.multi = owner, tree, multi
+
+    def __call__(self, *leaves):
+        out, _ = self.owner.fwd(*tree_unflatten(self.tree, list(leaves)))
+        return tree_flatten(out)[0] if self.multi else out
+
+
+class _Pick:
+    def __init__(self, j):
+        self.j = j
+
+    def __call__(self, outs):
+        return outs[self.j]
 
 
 # ---------------------------------------------------------------------------

@@ -469,3 +469,33 @@ def test_dense_layers_compile_and_match_eager():
     close(jf(net), ds.value_and_grad(loss)(net))
     spec = next(iter(jf._cache.values())).specs[0]
     assert "dense" not in spec.compiled.opaque_names
+
+
+def test_custom_vjp_is_called_from_the_compiled_program():
+    @ds.custom_vjp
+    def f(x, y):
+        return np.sin(x) * y
+
+    f.defvjp(lambda x, y: (np.sin(x) * y, (x, y)),
+             lambda res, g: (g * np.cos(res[0]) * res[1], g * np.sin(res[0])))
+
+    @ds.custom_vjp
+    def two(x):
+        return x * 2.0, x ** 2
+
+    two.defvjp(lambda x: ((x * 2.0, x ** 2), x), lambda x, g: (g[0] * 2.0 + g[1] * 2 * x,))
+
+    def loss(x):
+        a, b = two(x)
+        return np.sum(f(a, 3.0) + b)
+
+    x = np.array([0.3, 0.8])
+    c = strict()
+    jl = ds.jit(loss)
+    close(jl(x), loss(x))
+    jvg = ds.jit(ds.value_and_grad(loss))
+    close(jvg(x), ds.value_and_grad(loss)(x))
+    c.__exit__(None, None, None)
+    close(jvg(x)[1], 3 * np.cos(2 * x) * 2 + 2 * x)  # closed form
+    names = next(iter(jl._cache.values())).specs[0].compiled.opaque_names
+    assert "custom_vjp two" in names and "custom_vjp f" in names
