@@ -1,7 +1,8 @@
 """The public API's type hints: complete, shipped (py.typed) and checked by mypy.
 
-- Every function and class in the five packages' ``__all__`` annotates each parameter and its
-  return value; dataclass fields are typed (raytrace's scene fields are not ``object``).
+- Every function and class in the five packages' ``__all__`` (and in ``SUBMODULES``': optim,
+  integrate, optimize, testing) annotates each parameter and its return value; dataclass fields
+  are typed (raytrace's scene fields are not ``object``).
 - mypy (configured in pyproject's ``[tool.mypy]``) accepts ``tests/typecheck_usage.py``, each
   package's first task as a typed user script, and rejects a script that misuses the API (so the
   hints are what is checked, not ``Any``; seven misuses, one per line). Both files go through
@@ -23,6 +24,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("diffsci", "raytrace", "quantum", "sde", "finance")
+# Public subpackages a first script uses, checked like the packages' own __all__.
+SUBMODULES = ("diffsci.optim", "diffsci.scipy.integrate", "diffsci.scipy.optimize",
+              "diffsci.testing")
 # Public names whose modules are being rewritten by their owners right now; annotate them there.
 KNOWN_UNANNOTATED = {"diffsci.jit", "finance.tree_price", "finance.tree_greeks"}
 
@@ -48,11 +52,13 @@ MISUSE_LINES = {8: "shots", 9: "shapes", 10: "n_paths", 11: "dt", 12: "argnums",
 
 def _missing_hints(obj):
     """The unannotated parameters (and "return") of a function or class, or untyped fields."""
+    if type(obj).__module__ == "typing":  # an alias such as Literal["cpu", "cuda"]
+        return []
     if inspect.isclass(obj):
         if dataclasses.is_dataclass(obj):
             return [f.name for f in dataclasses.fields(obj) if f.type in (object, "object")]
-        if issubclass(obj, (BaseException, enum.Enum)) or obj.__init__ is object.__init__:
-            return []
+        if issubclass(obj, (BaseException, enum.Enum)) or not inspect.isfunction(obj.__init__):
+            return []  # no __init__ written in Python (object's, dict's ...)
         fun, is_class = obj.__init__, True
     else:
         fun, is_class = obj, False
@@ -66,7 +72,7 @@ def _missing_hints(obj):
 
 def _unannotated():
     missing = {}
-    for top in PACKAGES:
+    for top in PACKAGES + SUBMODULES:
         package = importlib.import_module(top)
         for name in package.__all__:
             obj = getattr(package, name)

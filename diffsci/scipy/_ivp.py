@@ -127,7 +127,7 @@ class OdeSolution:
     ``args`` (in ``t`` too: the interpolants are polynomials in θ = (t − t_i)/h_i).
     """
 
-    def __init__(self, ts, pieces):
+    def __init__(self, ts: ArrayLike, pieces: Sequence[Callable[[Any], Any]]) -> None:
         self.ts = np.asarray(ts, dtype=np.float64)  # step boundaries, in integration order
         self.t_min, self.t_max = float(min(ts[0], ts[-1])), float(max(ts[0], ts[-1]))
         self._pieces = pieces  # pieces[i](theta) -> y on [ts[i], ts[i+1]]
@@ -139,7 +139,7 @@ class OdeSolution:
         k = min(max(k, 0), len(self._pieces) - 1)
         return k if self._ascending else len(self._pieces) - 1 - k
 
-    def __call__(self, t):
+    def __call__(self, t: ArrayLike) -> Any:
         tv = np.asarray(getval(t), dtype=np.float64)
         if tv.ndim > 1:
             raise ValueError(f"OdeSolution: t must be a scalar or 1-D, got shape {tv.shape}")
