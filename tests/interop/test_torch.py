@@ -306,3 +306,20 @@ def test_round_trip_torch_diffsci_torch_second_order():
     hr = torch.autograd.functional.hessian(fn, _t(x0))
     torch.testing.assert_close(h, hr, rtol=1e-12, atol=1e-12)
     assert torch.autograd.gradgradcheck(rt, (_t(x0),))
+
+
+@pytest.mark.kernels
+def test_quantum_circuit_second_order_through_torch():
+    # a real diffsci function with second derivatives (quantum's composed nested rules):
+    # gradgradcheck of the bridged expectation value, and its Hessian against diffsci's
+    from quantum import Circuit, X, Z, expval
+
+    c = Circuit(2).ry(0).rx(1).cnot(0, 1).rz(1)
+    obs = Z(0) @ Z(1) + 0.5 * X(1)
+    f = to_torch(lambda t: expval(c, t, obs), name="expval")
+    t0 = np.array([0.3, -0.8, 1.1])
+    assert torch.autograd.gradcheck(f, (_t(t0),))
+    assert torch.autograd.gradgradcheck(f, (_t(t0),))
+    h = torch.autograd.functional.hessian(f, _t(t0))
+    np.testing.assert_allclose(h.numpy(), ds.hessian(lambda t: expval(c, t, obs))(t0),
+                               rtol=1e-12, atol=1e-12)
