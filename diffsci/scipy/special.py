@@ -486,7 +486,7 @@ del _f
 # imported last).
 from . import _special_extra, _special_gammainc, _special_more  # noqa: E402, I001
 from ._special_extra import (  # noqa: E402, F401
-    boxcox, boxcox1p, comb, dawsn, fresnel, loggamma, owens_t, sici, wofz,
+    boxcox, boxcox1p, comb, dawsn, fresnel, loggamma, owens_t, sici, sph_harm_y, wofz,
 )
 from ._special_gammainc import (  # noqa: E402, F401
     betainc, betaincinv, gammainc, gammainccinv, gammaincc, gammaincinv,

@@ -175,6 +175,10 @@ SPECS = [
     S_("comb", S.comb, (uniform(4.0, 8.0, 4), uniform(0.5, 3.5, 4))),
     S_("comb", lambda n, k: S.comb(n, k, repetition=True), (uniform(4.0, 8.0, 4),
                                                              uniform(0.5, 3.5, 4))),
+    S_("sph_harm_y", lambda t, p: S.sph_harm_y(3, -2, t, p), (uniform(0.2, 3.0, 4),
+                                                              normal(4, scale=2.0))),
+    S_("sph_harm_y", lambda t: S.sph_harm_y(np.array([2, 3]), np.array([[1], [0]]), t, 0.4),
+       (uniform(0.2, 3.0, 2),)),
 ]
 
 
@@ -236,6 +240,16 @@ def test_more_values_and_closed_forms():
         fd = (-ref(a, b + 2 * h) + 8 * ref(a, b + h) - 8 * ref(a, b - h) + ref(a, b - 2 * h)) \
             / (12 * h)
         np.testing.assert_allclose(ds.grad(f, argnums=1)(a, b), fd, rtol=1e-9)
+    # spherical harmonics: d/dphi Y = i m Y; d/dtheta from SciPy's own diff_n=1
+    t, p = np.array([0.3, 1.1, 2.5]), np.array([0.2, -1.0, 2.0])
+    np.testing.assert_array_equal(ds.pullback(lambda t: S.sph_harm_y(2, 1, t, p), t)[0],
+                                  sc.sph_harm_y(2, 1, t, p))
+    jv = ds.jvp(lambda p: S.sph_harm_y(2, 1, t, p), (p,), (np.ones(3),))[1]
+    np.testing.assert_allclose(jv, 1j * sc.sph_harm_y(2, 1, t, p), rtol=1e-13)
+    jt = ds.jvp(lambda t: S.sph_harm_y(2, 1, t, p), (t,), (np.ones(3),))[1]
+    np.testing.assert_allclose(jt, sc.sph_harm_y(2, 1, t, p, diff_n=1)[1][:, 0], rtol=1e-13)
+    with pytest.raises(ds.MissingRuleError, match="sph_harm_y_hessian"):  # no third order
+        ds.grad(ds.grad(ds.grad(lambda t: S.sph_harm_y(1, 1, t, 0.3).real)))(0.5)
     # comb is 0 where SciPy's is, with zero gradient; exact=True is not differentiable
     assert ds.grad(S.comb)(2.0, 3.0) == 0.0
     with pytest.raises(TypeError, match="exact=True"):
