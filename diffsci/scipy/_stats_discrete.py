@@ -74,7 +74,7 @@ class poisson_gen(Discrete):
 
         Example:
             >>> round(float(poisson.entropy(3.0)), 12)
-            1.976488570013
+            1.931470198149
         """
         mu_v = np.asarray(getval(mu), dtype=float)
         if np.any(np.isnan(mu_v)) or np.any(mu_v < 0):

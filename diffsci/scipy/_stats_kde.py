@@ -49,7 +49,7 @@ class gaussian_kde:
     Example:
         >>> kde = gaussian_kde(np.array([0.0, 1.0, 3.0]))
         >>> round(float(kde.evaluate(1.0)[0]), 12)
-        0.150187703367
+        0.214895365338
     """
 
     def __init__(self, dataset, bw_method=None, weights=None):
