@@ -6,6 +6,7 @@ live, what runs eagerly and why).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 import warnings
@@ -13,7 +14,7 @@ import warnings
 import numpy as np
 
 from .._core import Dual, Tracer
-from .._tree import tree_flatten, tree_unflatten
+from .._tree import _dataclass_parts, tree_flatten, tree_unflatten
 from . import _trace
 from ._codegen import GuardFail
 from ._compile import compile_program, numba_settings
@@ -182,6 +183,20 @@ class JitFunction:
             if k >= len(args):
                 raise TypeError(f"{self!r}: static_argnums names argument {k}, but the call "
                                 f"has {len(args)} positional argument(s)")
+        if not nums and not self.static_argnames:
+            dyn = []
+            try:
+                key = ("fast", _fast(args, dyn), _fast(kwargs, dyn) if kwargs else None)
+            except _Slow:
+                pass
+            except _Traced:
+                return None
+            else:
+                return key, dyn, _LAZY
+        return self._split_slow(args, kwargs)
+
+    def _split_slow(self, args, kwargs):
+        nums = self.static_argnums
         statics = []
         for k in nums:
             statics.append(_static_key(args[k], f"argument {k} (in static_argnums)"))
@@ -244,6 +259,9 @@ class JitFunction:
     # -- tracing and compiling ---------------------------------------------------------
     def _specialize(self, entry, key, args, kwargs, dyn, rebuild):
         nums = self.static_argnums
+
+        if rebuild is _LAZY:
+            rebuild = self._split_slow(args, kwargs)[2]
 
         def call(tracers):
             if rebuild is None:
@@ -319,6 +337,59 @@ def opaque_reason(prim):
             mod.startswith(("scipy.special", "diffsci.scipy._special", "diffsci.scipy.special")):
         return _SPECIAL
     return None
+
+
+class _Slow(Exception):  # noqa: N818 - the fast signature does not handle this argument
+    pass
+
+
+class _Traced(Exception):  # noqa: N818 - an argument is traced by an outer transform
+    pass
+
+
+_LAZY = object()  # the pytree of the arguments, flattened only when tracing
+_DATACLASS = {}  # type -> whether it is a plain dataclass (no registered flattening)
+
+
+def _fast(x, dyn):
+    """A hashable signature of ``x`` (structure, shapes, dtypes, static values) appending the
+    dynamic leaves to ``dyn`` in ``tree_flatten``'s order; raises _Slow where it cannot."""
+    t = type(x)
+    if t is _ndarray:
+        dyn.append(x)
+        return (x.shape, x.dtype)
+    if t is float or t is complex:
+        dyn.append(x)
+        return t
+    if t is tuple or t is list:
+        return (t, *[_fast(v, dyn) for v in x])
+    if t is dict:
+        return (dict, tuple(x), *[_fast(v, dyn) for v in x.values()])
+    if x is None:
+        return None
+    if t is int or t is bool or t is str:
+        return (t, x)
+    if t is Tracer or t is Dual:
+        raise _Traced
+    if isinstance(x, np.generic):
+        if x.dtype.kind in "fciu":
+            dyn.append(x)
+            return ("g", x.dtype)
+        return (t, x)
+    plain = _DATACLASS.get(t)
+    if plain is None:
+        from .._tree import _registry
+
+        plain = _DATACLASS[t] = (dataclasses.is_dataclass(t) and t not in _registry
+                                 and not issubclass(t, tuple))
+    if plain:
+        names, static = _dataclass_parts(x)
+        try:
+            hash(tuple(static))
+        except TypeError:
+            raise _Slow from None
+        return (t, tuple(static), *[_fast(getattr(x, n), dyn) for n in names])
+    raise _Slow
 
 
 def _is_dynamic(v):
