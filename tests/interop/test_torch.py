@@ -291,6 +291,15 @@ def test_from_torch_module_parameters():
         np.testing.assert_allclose(grads[n], q.grad.numpy(), rtol=1e-12, atol=1e-12)
     const = from_torch(net, params=False)
     np.testing.assert_allclose(const(x), net(torch.tensor(x)).detach().numpy(), rtol=1e-15)
+    # a tied parameter (one Linear used twice) is one entry, and both uses see the value given
+    lin = torch.nn.Linear(2, 2).double()
+    tied = torch.nn.Sequential(lin, torch.nn.Tanh(), lin)
+    gt = from_torch(tied)
+    assert list(gt.params) == ["0.weight", "0.bias"]
+    gtied = ds.grad(lambda p: np.sum(gt(p, x) ** 2))(gt.params)
+    tied.zero_grad()
+    torch.sum(tied(torch.tensor(x)) ** 2).backward()
+    np.testing.assert_allclose(gtied["0.weight"], lin.weight.grad.numpy(), rtol=1e-12)
     with pytest.raises(TypeError, match=r"the first argument must be the dict of parameters"):
         g({"w": 1.0}, x)
     with pytest.raises(TypeError, match=r"output leaf 0 is a str"):
