@@ -214,6 +214,10 @@ LOCAL_SPECS = [
                lambda d, e: dsl.eigh_tridiagonal(d, e, eigvals_only=True),
                (lambda r: np.arange(4.0) * 1.5 + r.uniform(-0.1, 0.1, 4), _n(3)),
                lambda d, e: jax.scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True)),
+    _LocalSpec("jax.scipy.signal", "welch", lambda x: dsg.welch(x, nperseg=8)[1], (_n(2, 30),),
+               lambda x: jax.scipy.signal.welch(x, nperseg=8)[1]),
+    _LocalSpec("jax.scipy.signal", "csd", lambda x, y: dsg.csd(x, y, nperseg=8)[1],
+               (_n(2, 30), _n(2, 30)), lambda x, y: jax.scipy.signal.csd(x, y, nperseg=8)[1]),
     # JAX's spelling differs: conditions and axes as arrays/keywords
     _LocalSpec("jax.numpy", "compress", lambda x: dnp.compress([True, False, True], x, axis=1),
                (_n(2, 3),), lambda x: jnp.compress(jnp.array([True, False, True]), x, axis=1)),

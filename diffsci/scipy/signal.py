@@ -276,3 +276,123 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):  # noqa: 
 
 
 __all__ += ["detrend"]
+
+
+# ---------------------------------------------------------------- spectral estimates
+_detrend_along = detrend  # csd's and welch's argument named detrend shadows it
+
+
+def _window(window, nperseg, n, fname):
+    if isinstance(window, (str, tuple)):
+        nperseg = min(256 if nperseg is None else int(nperseg), n)
+        return _signal.get_window(window, nperseg), nperseg
+    win = np.asarray(window, dtype=float)
+    if win.ndim != 1:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: window must be 1-D")
+    if nperseg is not None and int(nperseg) != win.shape[0]:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: value specified for nperseg is "
+                         f"different from length of window")
+    return win, win.shape[0]
+
+
+def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+        detrend="constant", return_onesided=True, scaling="density", axis=-1, average="mean"):
+    """``scipy.signal.csd``: Welch's estimate of the cross power spectral density ``P_xy``,
+    differentiable in ``x`` and ``y`` (a composite of segment gathers, ``detrend``, the FFT
+    and a mean; Welch 1967, IEEE Trans. Audio Electroacoust. 15, 70).
+
+    Returns:
+        ``(f, Pxy)``: the plain frequencies and the estimate, as SciPy's.
+
+    Raises:
+        NotImplementedError: ``average="median"`` or a callable ``detrend`` with traced input.
+
+    Example:
+        >>> f, p = csd(np.arange(8.0), np.arange(8.0), nperseg=4)
+        >>> f.tolist()
+        [0.0, 0.25, 0.5]
+    """
+    if not (is_tracer(x) or is_tracer(y)):
+        return _signal.csd(x, y, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
+                           nfft=nfft, detrend=detrend, return_onesided=return_onesided,
+                           scaling=scaling, axis=axis, average=average)
+    return _csd(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+                axis, average, "csd")
+
+
+def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detrend="constant",
+          return_onesided=True, scaling="density", axis=-1, average="mean"):
+    """``scipy.signal.welch``: Welch's power spectral density estimate, the real part of
+    ``csd(x, x)``; differentiable in ``x``.
+
+    Example:
+        >>> f, p = welch(np.array([1.0, -1.0, 1.0, -1.0]), nperseg=4, detrend=False)
+        >>> np.round(p, 12).tolist()
+        [0.0, 0.0, 2.666666666667]
+    """
+    if not is_tracer(x):
+        return _signal.welch(x, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
+                             nfft=nfft, detrend=detrend, return_onesided=return_onesided,
+                             scaling=scaling, axis=axis, average=average)
+    f, p = _csd(x, x, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling,
+                axis, average, "welch")
+    return f, W.real(p)
+
+
+def _csd(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis,
+         average, fname):
+    from .. import fft as F
+    from .. import numpy as dnp
+    if average != "mean":
+        raise NotImplementedError(f"diffsci.scipy.signal.{fname}: average={average!r} is "
+                                  f"supported for plain input only")
+    if callable(detrend):
+        raise NotImplementedError(f"diffsci.scipy.signal.{fname}: a callable detrend is "
+                                  f"supported for plain input only")
+    x, y = W.moveaxis(_arr(x), axis, -1), W.moveaxis(_arr(y), axis, -1)
+    n = _shape(x)[-1]
+    if _shape(y)[-1] != n:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: x and y must have the same length "
+                         f"along axis, got {n} and {_shape(y)[-1]}")
+    win, nperseg = _window(window, nperseg, n, fname)
+    nfft = nperseg if nfft is None else int(nfft)
+    if nfft < nperseg:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: nfft must be greater than or equal "
+                         f"to nperseg")
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    if noverlap >= nperseg:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: noverlap must be less than nperseg")
+    if scaling == "density":
+        scale = 1.0 / (fs * np.sum(win * win))
+    elif scaling == "spectrum":
+        scale = 1.0 / np.sum(win) ** 2
+    else:
+        raise ValueError(f"diffsci.scipy.signal.{fname}: unknown scaling {scaling!r}")
+    cplx = np.iscomplexobj(getval(x)) or np.iscomplexobj(getval(y))
+    onesided = return_onesided and not cplx
+    step = nperseg - noverlap
+    nseg = (n - noverlap) // step
+    idx = np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]
+
+    def spectrum(v):
+        seg = v[..., idx]
+        if detrend:
+            seg = _detrend_along(seg, axis=-1, type=detrend)
+        seg = seg * win
+        return F.rfft(seg, n=nfft) if onesided else F.fft(seg, n=nfft)
+
+    X = spectrum(x)
+    Y = X if y is x else spectrum(y)
+    p = dnp.conj(X) * Y * scale
+    if onesided:
+        double = np.ones(_shape(p)[-1])
+        double[1:] = 2.0
+        if nfft % 2 == 0:
+            double[-1] = 1.0
+        p = p * double
+    p = dnp.mean(p, axis=-2)
+    f = np.fft.rfftfreq(nfft, 1 / fs) if onesided else np.fft.fftfreq(nfft, 1 / fs)
+    return f, W.moveaxis(p, -1, axis)
+
+
+__all__ += ["csd", "welch"]

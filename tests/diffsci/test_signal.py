@@ -4,6 +4,7 @@ second order, both modes) and against dense Jacobians built from SciPy itself.""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -170,3 +171,41 @@ def test_detrend_rejects_bad_input():
         ds.grad(lambda x: dnp.sum(signal.detrend(x, type="cubic")))(np.ones(4))
     with pytest.raises(ValueError, match="breakpoints"):
         ds.grad(lambda x: dnp.sum(signal.detrend(x, bp=[9])))(np.ones(4))
+
+
+WELCH = [{"nperseg": 16}, {"nperseg": 10, "noverlap": 3, "nfft": 15},
+         {"nperseg": 8, "detrend": "linear", "scaling": "spectrum"},
+         {"nperseg": 12, "detrend": False, "return_onesided": False},
+         {"window": "hamming", "nperseg": 9, "fs": 3.0}]
+
+
+@pytest.mark.parametrize("kw", WELCH)
+def test_welch_and_csd_equal_scipy_with_gradients(kw):
+    x, y = R.standard_normal((2, 40)), R.standard_normal((2, 40))
+    for ours, theirs, args in [(signal.welch, ss.welch, (x,)), (signal.csd, ss.csd, (x, y)),
+                               (signal.csd, ss.csd, (x + 0.5j * y, y))]:
+        f, p = traced_value(lambda *a: ours(*a, **kw), *args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SciPy: complex input switches to two-sided
+            f0, p0 = theirs(*args, **kw)
+        np.testing.assert_array_equal(f, f0)
+        np.testing.assert_allclose(p, p0, rtol=1e-12, atol=1e-15)
+    check_grads(lambda x: signal.welch(x, **kw)[1], (x,), order=2)
+    check_grads(lambda x, y: signal.csd(x, y, **kw)[1], (x, y), order=1)
+    # quadratic: sum_f welch(x)_f = x^T M x, its gradient 2 M x; 2 M_ij by polarisation
+    g = ds.grad(lambda x: dnp.sum(signal.welch(x, **kw)[1]))(x[0])
+    xs = x[0]
+    e = np.eye(40)
+    hess = np.array([[np.sum(ss.welch(e[i] + e[j], **kw)[1]) - np.sum(ss.welch(e[i], **kw)[1])
+                      - np.sum(ss.welch(e[j], **kw)[1]) for j in range(40)] for i in range(40)])
+    np.testing.assert_allclose(g, hess @ xs, rtol=1e-10, atol=1e-13)
+
+
+def test_welch_axis_and_bad_input():
+    xt = R.standard_normal((40, 2))
+    np.testing.assert_allclose(traced_value(lambda x: signal.welch(x, nperseg=8, axis=0)[1],
+                                            xt), ss.welch(xt, nperseg=8, axis=0)[1], rtol=1e-12)
+    with pytest.raises(ValueError, match="noverlap must be less"):
+        ds.grad(lambda x: dnp.sum(signal.welch(x, nperseg=4, noverlap=4)[1]))(np.ones(8))
+    with pytest.raises(NotImplementedError, match="median"):
+        ds.grad(lambda x: dnp.sum(signal.welch(x, nperseg=4, average="median")[1]))(np.ones(8))
