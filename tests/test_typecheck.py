@@ -1,6 +1,6 @@
 """The public API's type hints: complete, shipped (py.typed) and checked by mypy.
 
-- Every function and class in the five packages' ``__all__`` (and in ``SUBMODULES``': optim,
+- Every function and class in the five packages' ``__all__`` (and in ``SUBMODULES``': nn, optim,
   integrate, optimize, testing) annotates each parameter and its return value; dataclass fields
   are typed (raytrace's scene fields are not ``object``).
 - mypy (configured in pyproject's ``[tool.mypy]``) accepts ``tests/typecheck_usage.py``, each
@@ -25,7 +25,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("diffsci", "raytrace", "quantum", "sde", "finance")
 # Public subpackages a first script uses, checked like the packages' own __all__.
-SUBMODULES = ("diffsci.optim", "diffsci.scipy.integrate", "diffsci.scipy.optimize",
+SUBMODULES = ("diffsci.nn", "diffsci.optim", "diffsci.scipy.integrate", "diffsci.scipy.optimize",
               "diffsci.testing")
 # Public names whose modules are being rewritten by their owners right now; annotate them there.
 KNOWN_UNANNOTATED = {"diffsci.jit", "finance.tree_price", "finance.tree_greeks"}

@@ -12,12 +12,15 @@ the table.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .._ops import logsumexp as _logsumexp
 from .._ops import softmax as _softmax
 from ..extend import defjvp, defvjp, primitive
+from ..typing import Array, ArrayLike
 
 __all__ = [
     "relu",
@@ -37,7 +40,7 @@ __all__ = [
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def relu(x):
+def relu(x: ArrayLike) -> Array:
     """Rectified linear unit ``max(x, 0)``; its derivative at 0 is taken as 0.
 
     Example:
@@ -47,12 +50,12 @@ def relu(x):
     return np.where(x > 0, x, 0.0)
 
 
-def tanh(x):
+def tanh(x: ArrayLike) -> Array:
     """Hyperbolic tangent, ``np.tanh``."""
     return np.tanh(x)
 
 
-def _sigmoid(x):
+def _sigmoid(x: ArrayLike) -> Array:
     x = np.asarray(x)
     e = np.exp(-np.abs(x))  # in (0, 1]: never overflows
     s = np.where(x >= 0, 1.0, e) / (1.0 + e)  # 1/(1+e^-x) for x >= 0, e^x/(1+e^x) below
@@ -79,7 +82,7 @@ defvjp(sigmoid, lambda g, ans, x: g * (ans * sigmoid(-x)))
 defjvp(sigmoid, lambda t, ans, x: t * (ans * sigmoid(-x)))
 
 
-def softplus(x):
+def softplus(x: ArrayLike) -> Array:
     """``log(1 + exp(x))``, stable for any finite ``x`` (``np.logaddexp(x, 0)``).
 
     Its derivative is :func:`sigmoid`.
@@ -91,7 +94,7 @@ def softplus(x):
     return np.logaddexp(x, 0.0)
 
 
-def gelu(x):
+def gelu(x: ArrayLike) -> Array:
     """Gaussian error linear unit, tanh approximation (Hendrycks & Gimpel 2016, eq. 2).
 
     ``0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))``.
@@ -103,7 +106,7 @@ def gelu(x):
     return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
 
 
-def elu(x, alpha=1.0):
+def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
     """Exponential linear unit: ``x`` for ``x > 0``, ``alpha (exp(x) - 1)`` otherwise.
 
     The exponential only ever sees non-positive arguments (Clevert et al. 2016).
@@ -116,7 +119,7 @@ def elu(x, alpha=1.0):
     return np.where(positive, x, alpha * np.expm1(np.where(positive, 0.0, x)))
 
 
-def leaky_relu(x, negative_slope=0.01):
+def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
     """``x`` for ``x > 0``, ``negative_slope · x`` otherwise (Maas et al. 2013).
 
     Example:
@@ -126,7 +129,7 @@ def leaky_relu(x, negative_slope=0.01):
     return np.where(x > 0, x, negative_slope * x)
 
 
-def softmax(x, axis=-1):
+def softmax(x: ArrayLike, axis: int = -1) -> Array:
     """``exp(x) / sum(exp(x))`` along ``axis``: :func:`diffsci.softmax` (a fused kernel).
 
     Example:
@@ -136,7 +139,7 @@ def softmax(x, axis=-1):
     return _softmax(x, axis=axis)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: ArrayLike, axis: int = -1) -> Array:
     """``x - logsumexp(x)`` along ``axis``: log-probabilities, stable for any finite ``x``.
 
     Example:
@@ -146,7 +149,7 @@ def log_softmax(x, axis=-1):
     return x - _logsumexp(x, axis=axis, keepdims=True)
 
 
-def identity(x):
+def identity(x: ArrayLike) -> Array:
     """``x`` unchanged (a layer without activation)."""
     return x
 
@@ -166,7 +169,7 @@ ACTIVATIONS = {
 }
 
 
-def get_activation(activation):
+def get_activation(activation: str | Callable[..., Any] | None) -> Callable[..., Any] | None:
     """The function for an activation given by name, as a callable, or ``None`` (identity).
 
     Args:

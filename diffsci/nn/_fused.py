@@ -16,9 +16,13 @@ composition (:func:`dense_unfused`), whose derivatives come from its parts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._core import defjvp, defvjp, primitive
+from ..typing import Array, ArrayLike
 from ._activations import ACTIVATIONS
 
 __all__ = ["FUSED", "dense", "dense_unfused", "is_fused"]
@@ -130,7 +134,8 @@ def dense_unfused(x, w, b, activation):
     return get_activation(activation)(y)
 
 
-def dense(x, w, b, activation):
+def dense(x: ArrayLike, w: ArrayLike, b: ArrayLike | None,
+          activation: str | Callable[..., Any] | None) -> Array:
     """``activation(x @ w + b)``, one primitive where the activation allows (D1).
 
     Args:

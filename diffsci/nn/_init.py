@@ -12,12 +12,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["as_rng", "glorot_uniform", "glorot_normal", "he_normal", "lecun_normal",
            "orthogonal", "zeros"]
 
 
-def as_rng(seed):
+def as_rng(seed: int | np.random.SeedSequence | np.random.Generator) -> np.random.Generator:
     """A ``numpy.random.Generator`` from an explicit seed.
 
     Args:
@@ -52,7 +53,8 @@ def _fans(shape, fname):
     return shape
 
 
-def glorot_uniform(rng, shape, dtype=np.float64):
+def glorot_uniform(rng: np.random.Generator, shape: tuple[int, ...],
+                   dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """Uniform on ``±√(6 / (fan_in + fan_out))`` (Glorot & Bengio 2010, eq. 16).
 
     Example:
@@ -64,25 +66,29 @@ def glorot_uniform(rng, shape, dtype=np.float64):
     return rng.uniform(-limit, limit, size=shape).astype(dtype)
 
 
-def glorot_normal(rng, shape, dtype=np.float64):
+def glorot_normal(rng: np.random.Generator, shape: tuple[int, ...],
+                  dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """Normal with standard deviation ``√(2 / (fan_in + fan_out))`` (Glorot & Bengio 2010)."""
     fan_in, fan_out = _fans(shape, "glorot_normal")
     return (np.sqrt(2.0 / (fan_in + fan_out)) * rng.standard_normal(shape)).astype(dtype)
 
 
-def he_normal(rng, shape, dtype=np.float64):
+def he_normal(rng: np.random.Generator, shape: tuple[int, ...],
+              dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """Normal with standard deviation ``√(2 / fan_in)``, for relu (He et al. 2015, eq. 10)."""
     fan_in, _ = _fans(shape, "he_normal")
     return (np.sqrt(2.0 / fan_in) * rng.standard_normal(shape)).astype(dtype)
 
 
-def lecun_normal(rng, shape, dtype=np.float64):
+def lecun_normal(rng: np.random.Generator, shape: tuple[int, ...],
+                 dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """Normal with standard deviation ``√(1 / fan_in)`` (LeCun et al. 1998)."""
     fan_in, _ = _fans(shape, "lecun_normal")
     return (np.sqrt(1.0 / fan_in) * rng.standard_normal(shape)).astype(dtype)
 
 
-def orthogonal(rng, shape, dtype=np.float64, gain=1.0):
+def orthogonal(rng: np.random.Generator, shape: tuple[int, ...],
+               dtype: npt.DTypeLike = np.float64, gain: float = 1.0) -> np.ndarray:
     """A (semi-)orthogonal matrix: orthonormal rows or columns (Saxe et al. 2014).
 
     The Q factor of a Gaussian matrix, with the signs of R's diagonal folded
@@ -102,6 +108,7 @@ def orthogonal(rng, shape, dtype=np.float64, gain=1.0):
     return (gain * q).astype(dtype)
 
 
-def zeros(rng, shape, dtype=np.float64):
+def zeros(rng: np.random.Generator, shape: tuple[int, ...],
+          dtype: npt.DTypeLike = np.float64) -> np.ndarray:
     """Zeros (``rng`` is accepted for a uniform signature and unused)."""
     return np.zeros(shape, dtype)
