@@ -333,29 +333,31 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
     distributed = _import_distributed()
     token = uuid.uuid4().hex[:12]
     tag = "".join(ch if ch.isalnum() else "_" for ch in name)
-    from dask import delayed
-
     [pf] = c.scatter([payload], broadcast=True, hash=False)
     index = {}
+    dsk = {}
     leaves = []
     for i, (s, w) in enumerate(zip(shards, ws)):
         key = f"diffsci_{tag}_shard-{token}-{i}"
         index[key] = i
-        leaves.append(((i, i + 1), delayed(_run_shard, pure=False)(fn, pf, s, i, w,
-                                                                    dask_key_name=key)))
+        # a raw graph reads tuples and key-named strings as tasks and references: the shard
+        # travels in a box (a Future shard stays visible, so Dask passes its value)
+        arg = s if isinstance(s, distributed.Future) else _Box(s)
+        dsk[key] = (_run_boxed, fn, pf, arg, i, w)
+        leaves.append(((i, i + 1), key))
 
     def combine(run, level, j):
         key = f"diffsci_{tag}_sum-{token}-{level}-{j}"
         index[key] = run[0][0][0]
         spans = [sp for sp, _ in run]
-        return (spans[0][0], spans[-1][1]), delayed(_add_many, pure=False)(
-            [d for _, d in run], spans, dask_key_name=key)
+        dsk[key] = (_add_boxed, [k for _, k in run], _Box(spans))
+        return (spans[0][0], spans[-1][1]), key
 
     # the whole graph in one message to the scheduler (a submit per task costs a round trip
-    # and a graph update each)
+    # and a graph update each; dask.delayed merged the upstream graphs at every reduction)
     root = None
-    root, *futs = c.compute([_fan_in(list(leaves), combine)[1]] + [d for _, d in leaves],
-                            optimize_graph=False)
+    root_key = _fan_in(list(leaves), combine)[1]
+    root, *futs = c.get(dsk, [root_key] + [k for _, k in leaves], sync=False)
     del leaves
     pending = distributed.as_completed(futs, loop=c.loop)
     del futs
@@ -429,6 +431,31 @@ def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_sha
                     f.release()
     finally:
         bar.close()
+
+
+class _Box:
+    """Carries a value through a raw Dask graph untouched (Dask looks inside tuples, lists and
+    dicts only)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __reduce__(self):
+        return (_Box, (self.value,))
+
+
+def _unbox(x):
+    return x.value if isinstance(x, _Box) else x
+
+
+def _run_boxed(fn, payload, shard, index, weight):
+    return _run_shard(fn, payload, _unbox(shard), index, weight)
+
+
+def _add_boxed(parts, spans):
+    return _add_many(parts, _unbox(spans))
 
 
 def _shard_of(exc, index):
