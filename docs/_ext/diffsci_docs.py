@@ -295,6 +295,9 @@ def join_wrapped(lines: list[str]) -> list[str]:
             field_indent = None
         if _FIELD.match(stripped):
             field_indent = indent
+            if out and out[-1].strip().startswith(".. "):
+                out.append("")  # a field right after a directive (typehints' :rtype: after a
+                # rubric) would end the directive without a blank line
         if in_code and stripped and indent <= code_indent:
             in_code = False
         if not stripped:
@@ -361,6 +364,7 @@ DERIVATION_PAGES = {
     "derivations/quantum": "quantum/DERIVATIONS.md",
     "derivations/sde": "sde/DERIVATIONS.md",
     "derivations/finance": "finance/DERIVATIONS.md",
+    "architecture-jit": "diffsci/ARCHITECTURE_JIT.md",  # not a derivation, included the same way
 }
 
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -31,12 +31,15 @@ def test_join_wrapped_repairs_only_errors():
     fields = [":param x: a", "Text after the field list."]
     assert docs.join_wrapped(fields) == [":param x: a", "", "Text after the field list."]
     assert docs.join_wrapped([":param :", ":param y: b"]) == [":param y: b"]
+    rubric = [".. rubric:: Example", ":rtype: None", "", ">>> 1"]
+    assert docs.join_wrapped(rubric) == [".. rubric:: Example", "", ":rtype: None", "", ">>> 1"]
 
 
 def test_fence_displays_keeps_alignment_and_lists():
     text = "Para:\n\n  a = b + c      (1)\n  d = e          (2)\n\n- item\n  continued\n"
     out = docs.fence_displays(text)
-    assert "```{code-block} text\n:class: display\n\na = b + c      (1)\nd = e          (2)\n```" in out
+    block = "a = b + c      (1)\nd = e          (2)"
+    assert f"```{{code-block}} text\n:class: display\n\n{block}\n```" in out
     assert "- item\n  continued" in out
 
 
