@@ -20,6 +20,7 @@ from ._kernels import (
     N_HESTON_GRAD,
     N_TREE_OUT,
     N_VIBRATO,
+    TREE_IWORK_ROWS,
     TREE_WORK_ROWS,
     heston_path,
     heston_path_adjoint,
@@ -236,7 +237,7 @@ def tree_greeks(anchor, strike, expiry, rate, dividend, vol, w, american, n, eve
     cols = int(tree_work_cols(n))
     mask = c.device_array((m, int(tree_nodes(n, smooth))), np.uint8)
     work = c.device_array((m, TREE_WORK_ROWS, cols))
-    iwork = c.device_array((m, 2, cols), np.int64)
+    iwork = c.device_array((m, TREE_IWORK_ROWS, cols), np.int64)
     out = c.device_array((m, N_TREE_OUT))
     blocks = (m + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     _tree_kernel()[blocks, THREADS_PER_BLOCK](anchor, strike, expiry, rate, dividend, vol, w,

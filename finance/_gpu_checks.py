@@ -132,7 +132,7 @@ def tree_cpu(anchor, strike, expiry, rate, dividend, vol, w, american, n, every,
                                 every, smooth,
                                 np.empty((chunks, int(_kernels.tree_nodes(n, smooth))), np.uint8),
                                 np.empty((chunks, _kernels.TREE_WORK_ROWS, cols)),
-                                np.empty((chunks, 2, cols), np.int64))
+                                np.empty((chunks, _kernels.TREE_IWORK_ROWS, cols), np.int64))
 
 
 def tree_reference(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):

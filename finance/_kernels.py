@@ -516,15 +516,18 @@ def _exercise_values(anchor, strike, s, w, n, e):
 
 @njit(cache=True)
 def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e_grid, e_rows,
-                vals, mask, ex_lo, ex_hi, keep):
+                vals, mask, ex_lo, ex_hi, scattered, keep):
     """The induction (TR1) from the last layer to layer 0; returns ``(V₋, V₀, V₊)``.
 
     Scratch: ``e_rows`` (2 × ≥ n + 3), ``vals`` (2 × ≥ n + 4), the two layer buffers. Layer i
     reads the exercise values of its nodes as one contiguous slice of the parity rows of the
-    grid (:func:`_parity_rows`). With ``keep``, exercise layer i stores
-    its decisions in ``mask[i (i + 5)/2 + j]`` and its first/last exercised node in
-    ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` on layers without exercise), and the last layer
-    whether each node takes its exercise value.
+    grid (:func:`_parity_rows`). With ``keep``, exercise layer i records its first and last
+    exercised node in ``ex_lo[i]``, ``ex_hi[i]`` (``(i + 3, −1)`` without exercise) and, only if
+    the nodes between are not all exercised (``scattered[i] = 1``), its decisions in
+    ``mask[i (i + 5)/2 + j]``; each layer's bytes are first written to a row at the end of
+    ``mask`` that stays in cache (an American put's exercise set is one interval per layer, so
+    nothing of size n² is written). The last layer stores whether each node takes its exercise
+    value.
     """
     last = n - 1 if smooth else n
     gk = strike * disc
@@ -532,6 +535,7 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
     _parity_rows(e_grid, n, e_rows)
     nxt = vals[last % 2]
     top = last * (last + 5) // 2
+    row = top + last + 3  # the per-layer row of decision bytes
     for j in range(last + 3):
         k = 2 * j - last + n
         x = True
@@ -549,13 +553,20 @@ def _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smoot
         e = e_rows[k0 % 2, k0 // 2:k0 // 2 + i + 3]
         allow = american and i % every == 0
         if keep and allow:
-            off = i * (i + 5) // 2
-            ex_lo[i], ex_hi[i] = _tree_layer_mask(nxt, cur, e, pu, pd, mask[off:off + i + 3])
+            lo, hi, count = _tree_layer_mask(nxt, cur, e, pu, pd, mask[row:row + i + 3])
+            ex_lo[i] = lo
+            ex_hi[i] = hi
+            scattered[i] = 1 if count != hi - lo + 1 and count > 0 else 0
+            if scattered[i]:
+                off = i * (i + 5) // 2
+                for j in range(lo, hi + 1):
+                    mask[off + j] = mask[row + j]
         else:
             _tree_layer(nxt, cur, e, pu, pd, allow)
             if keep:
                 ex_lo[i] = i + 3
                 ex_hi[i] = -1
+                scattered[i] = 0
         nxt = cur
     return nxt[0], nxt[1], nxt[2]
 
@@ -569,7 +580,7 @@ def tree_price_one(anchor, strike, expiry, rate, dividend, vol, w, american, n, 
     none = np.empty(1, np.int64)
     return _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every, smooth, e,
                        np.empty((2, n + 3)), np.empty((2, n + 4)), np.empty(1, np.uint8), none,
-                       none, False)
+                       none, none, False)
 
 
 @njit(cache=True)
@@ -589,11 +600,12 @@ def _tree_layer_mask(nxt, cur, e, pu, pd, mask):
     """One layer of (TR1) keeping its exercise decisions: ``cur[j] = max(c_j, e[j])`` with
     ``c_j = pu nxt[j+1] + pd nxt[j]``, ``mask[j] = e[j] > c_j`` (1 byte per node).
 
-    Returns the first and last exercised node, ``(size, −1)`` when none is.
+    Returns the first and last exercised node, ``(size, −1)`` when none is, and their number.
     """
     size = cur.size
     lo = size
     hi = -1
+    count = 0
     for j in range(size):
         c = pu * nxt[j + 1] + pd * nxt[j]
         x = e[j] > c
@@ -601,7 +613,8 @@ def _tree_layer_mask(nxt, cur, e, pu, pd, mask):
         mask[j] = x
         lo = min(lo, j if x else size)
         hi = max(hi, j if x else -1)
-    return lo, hi
+        count += 1 if x else 0
+    return lo, hi, count
 
 
 @njit(cache=True)
@@ -665,7 +678,7 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     node, and the sweep propagates λ (and μ, the weights from V₊ − V₋, for vanna) with two
     multiply–adds per node. Allocates nothing (so numba.cuda compiles it as a device function):
     ``mask`` is :func:`tree_nodes` bytes, ``work`` float64 (:data:`TREE_WORK_ROWS`,
-    :func:`tree_work_cols`), ``iwork`` int64 (2, n), all caller-owned scratch. Writes the
+    :func:`tree_work_cols`), ``iwork`` int64 (3, ≥ n), all caller-owned scratch. Writes the
     :data:`N_TREE_OUT` columns into ``out``.
     """
     th = work[12:20]
@@ -688,9 +701,10 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
     # ---- value pass (TR1), keeping the decisions of the exercise layers
     ex_lo = iwork[0]
     ex_hi = iwork[1]
+    scattered = iwork[2]
     v_lo, v_0, v_hi = _value_pass(anchor, strike, s, pu, pd, f, disc, w, american, n, every,
                                   smooth, e_grid, work[10:12], work[0:2], mask, ex_lo, ex_hi,
-                                  True)
+                                  scattered, True)
     # ---- coefficients of (TA4, TA5): ∂ln pu/∂θ, ∂ln pd/∂θ and their σ-derivatives
     a_t = work[20]
     b_t = work[21]
@@ -727,8 +741,9 @@ def tree_greeks_one(anchor, strike, expiry, rate, dividend, vol, w, american, n,
         if american and i % every == 0:  # stopping nodes: exercised, reached (TA4–TA6)
             off = i * (i + 5) // 2
             k0 = n - i
+            every_one = scattered[i] == 0  # all nodes in [ex_lo, ex_hi] exercised
             for j in range(max(lo, ex_lo[i]), min(hi, ex_hi[i]) + 1):
-                if mask[off + j]:
+                if every_one or mask[off + j]:
                     # (I = 0 happens: a Black–Scholes value rounded below 0 loses to E = 0)
                     k = k0 + 2 * j
                     _exercise_phi(phi_t, phi_st, g_grid[k], h_grid[k], i_grid[k], s_th, sd_th,
@@ -813,13 +828,36 @@ def tree_work_cols(n):
     return 2 * n + 5
 
 
+#: Rows of the int64 scratch of :func:`tree_greeks_one`: first and last exercised node of each
+#: layer, and whether the nodes between are not all exercised.
+TREE_IWORK_ROWS = 3
+
+
 @njit(cache=True)
 def tree_nodes(n, smooth):
-    """Bytes of decision scratch that :func:`tree_greeks_one` needs: one per node of every layer
-    (``(L + 1)(L + 6)/2``, ≈ n²/2); layer i starts at byte ``i (i + 5)/2``, and the last layer's
-    byte says whether the node stops at its exercise value (always, without the BBS layer)."""
+    """Bytes of decision scratch that :func:`tree_greeks_one` needs: room for one per node of
+    every layer (``(L + 1)(L + 6)/2``, ≈ n²/2; layer i from byte ``i (i + 5)/2``, written only
+    where its exercise set is not one interval; the last layer's bytes say whether the node
+    stops at its exercise value, always so without the BBS layer) and a row of L + 3."""
     last = n - 1 if smooth else n
-    return (last + 1) * (last + 6) // 2
+    return (last + 1) * (last + 6) // 2 + last + 3
+
+
+@njit(cache=True)
+def tree_decisions(mask, iwork, n, smooth):
+    """Every exercise decision of the last :func:`tree_greeks_one` call with this scratch, one
+    byte per node (layer i from byte ``i (i + 5)/2``), rebuilt from the exercise ranges and the
+    bytes kept for the scattered layers (for tests and diagnostics)."""
+    last = n - 1 if smooth else n
+    top = last * (last + 5) // 2
+    out = np.zeros(top + last + 3, np.uint8)
+    for i in range(last):
+        off = i * (i + 5) // 2
+        for j in range(iwork[0, i], iwork[1, i] + 1):
+            out[off + j] = mask[off + j] if iwork[2, i] else 1
+    for j in range(last + 3):
+        out[top + j] = mask[top + j]
+    return out
 
 
 @njit(cache=True)

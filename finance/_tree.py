@@ -92,7 +92,7 @@ _scratch = threading.local()
 
 def _workspace(chunks, n, smooth):
     """Per-thread scratch of the Greeks kernel, reused across calls (no fresh pages): the
-    decision bytes (one per node), the float64 and int64 rows, ``chunks`` of each."""
+    decision bytes, the float64 and int64 rows, ``chunks`` of each."""
     nbytes = int(_kernels.tree_nodes(n, smooth))
     cols = int(_kernels.tree_work_cols(n))
     ws = getattr(_scratch, "ws", None)
@@ -101,7 +101,7 @@ def _workspace(chunks, n, smooth):
         ws = np.empty((chunks, nbytes), np.uint8)
         _scratch.ws = ws
         _scratch.work = np.empty((chunks, _kernels.TREE_WORK_ROWS, cols))
-        _scratch.iwork = np.empty((chunks, 2, cols), np.int64)
+        _scratch.iwork = np.empty((chunks, _kernels.TREE_IWORK_ROWS, cols), np.int64)
     return ws[:chunks], _scratch.work[:chunks], _scratch.iwork[:chunks]
 
 

@@ -13,8 +13,8 @@ from finance._gpu_checks import CHECKS, tree_cpu
 pytestmark = pytest.mark.kernels
 
 
-@pytest.mark.parametrize("exercise,smooth", itertools.product(
-    ("american", "bermudan", "european"), (False, True)))
+@pytest.mark.parametrize("exercise,smooth", list(itertools.product(
+    ("american", "bermudan", "european"), (False, True))))
 def test_cuda_tree_greeks_equal_cpu(exercise, smooth):
     rng = np.random.default_rng(5)
     m, n = 4, 12

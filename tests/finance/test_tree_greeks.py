@@ -171,9 +171,27 @@ def test_scratch_reuse_does_not_leak_between_calls():
     finance.tree_greeks(**kw, n_steps=500, smooth=False, is_call=True)
     b = finance.tree_greeks(**kw, n_steps=300)
     assert all(float(a[k]) == float(b[k]) for k in a)
-    # the sweep keeps one byte per node, nothing else of size n²
-    assert _kernels.tree_nodes(1000, False) == 1001 * 1006 // 2
-    assert _kernels.tree_nodes(1000, True) == 1000 * 1005 // 2
+    # room for one decision byte per node (and a row), nothing else of size n²
+    assert _kernels.tree_nodes(1000, False) == 1001 * 1006 // 2 + 1003
+    assert _kernels.tree_nodes(1000, True) == 1000 * 1005 // 2 + 1002
+
+
+def test_scattered_exercise_layers_keep_their_bytes():
+    # a layer whose exercise set is not one interval keeps its bytes (the sweep reads them);
+    # an American put's layers are one interval each, and keep none
+    kw = dict(spot=100.0, strike=100.0, expiry=1.0, rate=0.05, vol=0.2, n_steps=200)
+    finance.tree_greeks(**kw, smooth=False)
+    assert not _tree._scratch.iwork[0, 2, :200].any()
+    mask = _kernels.tree_decisions(_tree._scratch.ws[0], _tree._scratch.iwork[0], 200, False)
+    assert mask[:200 * 205 // 2].sum() > 0
+    # hand-made scattered layer: the sweep must skip the continuation node inside the range
+    s, pu, pd, f, disc = _kernels._tree_steps(1.0, 0.05, 0.0, 0.2, 4)[:5]
+    nxt = np.array([10.0, 10.0, 10.0, 10.0, 10.0, 10.0])
+    cur = np.empty(5)
+    e = np.array([20.0, 20.0, 0.0, 20.0, 0.0])
+    row = np.zeros(5, np.uint8)
+    lo, hi, count = _kernels._tree_layer_mask(nxt, cur, e, pu, pd, row)
+    assert (lo, hi, count) == (0, 3, 3) and list(row) == [1, 1, 0, 1, 0]
 
 
 @pytest.mark.parametrize("smooth", [False, True])
@@ -210,7 +228,8 @@ def test_delta_gamma_theta_vs_quantlib_crr_when_installed():
     assert abs(float(g["theta"]) - opt.theta()) < 0.02, (float(g["theta"]), opt.theta())
 
 
-@pytest.mark.parametrize("n,smooth,every", itertools.product((2, 3, 5), (False, True), (1, 2, 7)))
+@pytest.mark.parametrize("n,smooth,every",
+                         list(itertools.product((2, 3, 5), (False, True), (1, 2, 7))))
 def test_tiny_trees_and_bermudan_strides_equal_ad(n, smooth, every):
     # the smallest lattices (one layer before the BBS layer at n = 2) and exercise strides longer
     # than the tree: the decision bytes, exercise ranges and the last layer's decisions at the edges

@@ -78,7 +78,8 @@ def decisions(static, theta):
     th = dict(zip(THETA, theta))
     finance.tree_greeks(**static, **th)
     n, smooth = static["n_steps"], static["smooth"]
-    mask = _tree._scratch.ws[0, :_kernels.tree_nodes(n, smooth)].astype(bool)
+    mask = _kernels.tree_decisions(_tree._scratch.ws[0], _tree._scratch.iwork[0], n,
+                                   smooth).astype(bool)
     s = th["vol"] * np.sqrt(th["expiry"] / n)
     grid = np.empty((4, 2 * n + 5))
     _kernels._exercise_grid(static["spot"], th["strike"], s, 1.0 if static["is_call"] else -1.0,
