@@ -328,7 +328,7 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
     Example:
         >>> f, p = welch(np.array([1.0, -1.0, 1.0, -1.0]), nperseg=4, detrend=False)
         >>> np.round(p, 12).tolist()
-        [0.0, 0.0, 2.666666666667]
+        [0.0, 1.333333333333, 2.666666666667]
     """
     if not is_tracer(x):
         return _signal.welch(x, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
