@@ -33,6 +33,7 @@ import numba
 import numpy as np
 
 from diffsci.extend import is_tracer
+from diffsci.typing import Array, ArrayLike
 
 from . import _kernels
 from ._analytic.bsm import _bsm
@@ -113,8 +114,10 @@ def _flat(shape, *xs):
     return tuple(np.ascontiguousarray(np.broadcast_to(plain(x), shape).ravel()) for x in xs)
 
 
-def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
-               american=True, n_steps=500, exercise_every=1, smooth=True):
+def tree_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+               dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool | ArrayLike = False,
+               american: bool = True, n_steps: int = 500, exercise_every: int = 1,
+               smooth: bool = True) -> Array:
     """Cox–Ross–Rubinstein binomial price of American/Bermudan/European options (batched).
 
     ``Δt = T/n``, ``u = e^{σ√Δt} = 1/d``, ``p = (e^{(r−q)Δt} − d)/(u − d)``; node values
@@ -171,8 +174,10 @@ def tree_price(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=Fal
     return v_mid + x * v_x + 0.5 * x * x * v_xx
 
 
-def tree_greeks(*, spot, strike, expiry, rate=0.0, dividend=0.0, vol, is_call=False,
-                american=True, n_steps=500, exercise_every=1, smooth=True):
+def tree_greeks(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: ArrayLike = 0.0,
+                dividend: ArrayLike = 0.0, vol: ArrayLike, is_call: bool | ArrayLike = False,
+                american: bool = True, n_steps: int = 500, exercise_every: int = 1,
+                smooth: bool = True) -> dict[str, np.ndarray]:
     """Price and Greeks of :func:`tree_price` from one value pass and one weight sweep (batched).
 
     The values equal the AD derivatives of :func:`tree_price` (``ds.grad``, forward-over-reverse)
