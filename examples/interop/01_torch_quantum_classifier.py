@@ -78,6 +78,7 @@ def accuracy(model, x, y):
 def main():
     args = parse_args()
     steps = 200 if args.full else 60
+    torch.set_num_threads(1)  # small tensors: intra-op threads only add overhead
     rng = np.random.default_rng(0)
     pts, labels = moons(400, 0.15, rng)
     x, y = torch.tensor(pts), torch.tensor(labels)
