@@ -90,6 +90,35 @@ def test_radau_values_close_to_rtol(rtol, span):
     assert err < 10 * rtol, (err, err_scipy)
 
 
+@pytest.mark.parametrize("span", [(0.0, 4.0), (4.0, 0.0)], ids=["forward", "backward"])
+@pytest.mark.parametrize("rtol", [1e-3, 1e-6, 1e-9])
+def test_dop853_values_close_to_scipy_and_exact(rtol, span):
+    """DOP853's error estimate cancels to the rounding of its stages (e5 ~ 1e-8 |k| here), so
+    a last-bit difference in a stage moves the next step by up to 1e-6 relative: the step
+    sequence is SciPy's to that, and the values at t_eval agree to far below the tolerance."""
+    te = TE if span[0] == 0.0 else TE[::-1]
+    kw = dict(method="DOP853", t_eval=te, args=(A,), rtol=rtol, atol=rtol * 1e-3)
+    ours, ref = solve_ivp(linear, span, Y0, **kw), si.solve_ivp(linear, span, Y0, **kw)
+    assert ours.success and abs(ours.nfev - ref.nfev) <= 26  # at most two steps apart
+    np.testing.assert_array_equal(ours.t, ref.t)
+    np.testing.assert_allclose(ours.y, ref.y, rtol=0, atol=1e-2 * rtol)
+    np.testing.assert_allclose(ours.y, exact(A, Y0, te - span[0]), rtol=0, atol=10 * rtol)
+
+
+def test_dop853_dense_output_and_t_eval_equal_scipy():
+    kw = dict(method="DOP853", args=(A,), rtol=1e-9, atol=1e-12)
+    r = solve_ivp(linear, (0, 4), Y0, dense_output=True, **kw)
+    ref = si.solve_ivp(linear, (0, 4), Y0, dense_output=True, **kw)
+    tt = np.linspace(0, 4, 37)
+    np.testing.assert_allclose(r.sol(tt), ref.sol(tt), rtol=0, atol=1e-11)
+    assert abs(r.nfev - ref.nfev) <= 32  # 3 extra stages per step for the dense output
+    np.testing.assert_allclose(r.sol(tt), exact(A, Y0, tt), atol=1e-8)
+    # the interpolant is differentiable: gradient in y0 against the exact solution's
+    g = ds.grad(lambda y0: np.sum(solve_ivp(linear, (0, 4), y0, dense_output=True,
+                                            **kw).sol(tt)))(Y0)
+    np.testing.assert_allclose(g, sum(expm(A * t).T @ np.ones(2) for t in tt), atol=1e-7)
+
+
 def test_result_fields_and_dense_output_match_scipy():
     r = solve_ivp(linear, (0, 4), Y0, args=(A,), dense_output=True, rtol=1e-8, atol=1e-10)
     ref = si.solve_ivp(linear, (0, 4), Y0, args=(A,), dense_output=True, rtol=1e-8,
@@ -118,7 +147,7 @@ def exact_grads(A, y0, ts, w):
 
 
 GRAD_CASES = [("RK45", False), ("RK45", True), ("RK23", False), ("RK23", True),
-              ("Radau", False)]
+              ("DOP853", False), ("DOP853", True), ("Radau", False)]
 
 
 @pytest.mark.parametrize("method, adjoint", GRAD_CASES)
