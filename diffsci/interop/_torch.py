@@ -17,11 +17,12 @@ work to any order the other side supports.
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 import torch
 
-from .._api import pullback
+from .._api import _Traced, pullback
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import tree_flatten, tree_unflatten
@@ -137,25 +138,31 @@ def _second_order_error(node, e):
 
 
 class _Call(torch.autograd.Function):
-    """Forward: run ``node.fn`` under diffsci's pullback; backward: its ``back``, or (when
-    torch records the backward, create_graph=True) the nested call of ``node.vjp``."""
+    """Forward: trace ``node.fn`` (diffsci's pullback, through its internal traced call:
+    the public ``pullback`` adds pytree handling this flat call does not need); backward:
+    the trace's reverse sweep, or (when torch records the backward, create_graph=True) the
+    nested call of ``node.vjp``."""
 
     @staticmethod
     def forward(ctx, node, *tensors):
         who = f"to_torch({node.name})"
         xs = [_to_numpy(t, who, f"input {k}") for k, t in enumerate(tensors)]
         try:
-            outs, back = pullback(node.fn, *xs)
+            traced = _Traced(node.fn, xs, {}, tuple(range(len(xs))), "to_torch")
         except Exception as e:
             if node.order > 1:
                 raise _second_order_error(node, e) from e
             raise
-        res = [_from_numpy(o, who, k) for k, o in enumerate(outs)]
-        diff = [_is_diff(r.numpy()) if r.dtype is not torch.bool else False for r in res]
+        outs = traced.out
+        res, diff = [], []
+        for k, o in enumerate(outs):
+            r = _from_numpy(o._value if traced.owns(o) else o, who, k)
+            res.append(r)
+            diff.append(r.is_floating_point() or r.is_complex())
         if node.diff_out is None:
             node.diff_out = diff
-        ctx.node, ctx.back = node, back
-        ctx.shapes = [(tuple(r.shape), r.numpy().dtype) for r in res]
+        ctx.node, ctx.traced = node, traced
+        weakref.finalize(ctx, traced.release)  # the tape's records form a cycle: free early
         if any(t.requires_grad for t in tensors):
             ctx.save_for_backward(*tensors)
         nd = [r for r, d in zip(res, diff) if not d]
@@ -171,13 +178,14 @@ class _Call(torch.autograd.Function):
             gd = [g for g, d in zip(gs, node.diff_out) if d]
             return (None, *_Call.apply(node.vjp(len(xs)), *xs, *gd))
         who = f"to_torch({node.name})"
-        bars = []
-        for k, (g, d, (shape, dt)) in enumerate(zip(gs, node.diff_out, ctx.shapes)):
-            if d and g is not None:
-                bars.append(_to_numpy(g, who, f"the cotangent of output {k}"))
-            else:
-                bars.append(np.zeros(shape, dt))
-        cts = ctx.back(tuple(bars))
+        traced = ctx.traced
+        seeds = {}
+        for k, (o, g, d) in enumerate(zip(traced.out, gs, node.diff_out)):
+            if d and g is not None and traced.owns(o):
+                b = _to_numpy(g, who, f"the cotangent of output {k}")
+                i = o._idx
+                seeds[i] = b if i not in seeds else seeds[i] + b
+        cts = traced.backward(seeds)
         return (None, *(torch.from_numpy(np.asarray(c)) for c in cts))
 
 
@@ -249,7 +257,7 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
         for i, a in enumerate(args):
             if type(a) is _Tensor or isinstance(a, _Tensor):  # the common case: one tensor
                 if i in nondiff:
-                    call[i] = _to_numpy(a, who, f"argument {i}", differentiable=False)
+                    call[i] = _const(a, who, f"argument {i}")
                 else:
                     slots.append((i, None, None, None))
                     tensors.append(a)
@@ -259,12 +267,12 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
             if not idx:
                 continue
             if i in nondiff:
-                for k in idx:
-                    leaves[k] = _to_numpy(leaves[k], who, f"argument {i} (leaf {k})", False)
-                call[i] = tree_unflatten(tree, leaves)
+                call[i] = _const(a, who, f"argument {i}")
                 continue
             slots.append((i, leaves, tree, idx))
             tensors.extend(leaves[k] for k in idx)
+        if kwargs:  # constants: their tensors cross as NumPy arrays
+            kwargs = {k: _const(v, who, f"keyword argument {k!r}") for k, v in kwargs.items()}
         for i, leaves, _tree, idx in slots:  # check before running anything
             if idx is None:
                 _check_tensor(args[i], who, f"argument {i}")
@@ -292,6 +300,18 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
         return tree_unflatten(box[0], list(res))
 
     return wrapped
+
+
+def _const(v, who, where):
+    """A constant argument with its tensor leaves as NumPy arrays (not differentiated)."""
+    if isinstance(v, _Tensor):
+        return _to_numpy(v, who, where, differentiable=False)
+    leaves, tree = tree_flatten(v)
+    if not any(isinstance(x, _Tensor) for x in leaves):
+        return v
+    return tree_unflatten(tree, [_to_numpy(x, who, f"{where} (leaf {k})", False)
+                                 if isinstance(x, _Tensor) else x
+                                 for k, x in enumerate(leaves)])
 
 
 def _check_tensor(t, who, where):

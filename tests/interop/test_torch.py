@@ -172,6 +172,10 @@ def test_nondiff_argnums_and_constants():
     x = _t([1.0, 2.0, 3.0])
     (g,) = torch.autograd.grad(f(x, idx, 2.0), x)
     torch.testing.assert_close(g, torch.tensor([4.0, 0.0, 12.0], dtype=F64))
+    # keyword arguments are constants too; their tensors cross as arrays
+    h = to_torch(lambda x, *, w: np.sum(w * x ** 2))
+    (g,) = torch.autograd.grad(h(x, w=torch.tensor([1.0, 0.0, 2.0], dtype=F64)), x)
+    torch.testing.assert_close(g, torch.tensor([2.0, 0.0, 12.0], dtype=F64))
 
 
 # ---------------------------------------------------------------------------
