@@ -234,3 +234,35 @@ def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None,
 
 
 __all__ += ["eigh_tridiagonal"]
+
+
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False,
+                overwrite_c=False):
+    """``scipy.linalg.qr_multiply``: the economic ``a = Q R`` and ``c @ Q`` (``mode="right"``)
+    or ``Q @ c`` (``"left"``), ``Q`` conjugated with ``conjugate=True``; differentiable in
+    ``a`` and ``c`` through :func:`~diffsci.scipy.linalg.qr` (the same sign convention).
+
+    Returns:
+        ``(CQ, R)`` (``(CQ, R, P)`` with ``pivoting=True``).
+
+    Example:
+        >>> cq, r = qr_multiply(np.array([[3.0, 0.0], [4.0, 5.0]]), np.eye(2))
+        >>> np.round(cq @ r, 12).tolist()
+        [[3.0, 0.0], [4.0, 5.0]]
+    """
+    from .linalg import qr
+    if not _traced(a, c):
+        return sl.qr_multiply(a, c, mode=mode, pivoting=pivoting, conjugate=conjugate,
+                              overwrite_a=overwrite_a, overwrite_c=overwrite_c)
+    if mode not in ("left", "right"):
+        raise ValueError(f"diffsci.scipy.linalg.qr_multiply: mode must be 'left' or 'right', "
+                         f"got {mode!r}")
+    out = qr(a, mode="economic", pivoting=pivoting)
+    q, r = out[0], out[1]
+    if conjugate:
+        q = dnp.conj(q)
+    cq = dnp.matmul(q, c) if mode == "left" else dnp.matmul(c, q)
+    return (cq, r, out[2]) if pivoting else (cq, r)
+
+
+__all__ += ["qr_multiply"]

@@ -1669,7 +1669,7 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
 from . import _linalg_special  # noqa: E402, I001
 from ._linalg_special import (  # noqa: E402, F401
     block_diag, circulant, companion, convolution_matrix, eigh_tridiagonal, fiedler, hankel,
-    leslie, toeplitz,
+    leslie, qr_multiply, toeplitz,
 )
 
 __all__ = sorted(__all__ + _linalg_special.__all__)

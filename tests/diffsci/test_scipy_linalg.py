@@ -209,6 +209,9 @@ SPECS += [  # special matrices: gathers of their inputs
     S("convolution_matrix", lambda a: L.convolution_matrix(a, 2, "same"), (rhs(5),)),
     S("convolution_matrix", lambda a: L.convolution_matrix(a, 5, "valid"), (rhs(3),)),
     S("block_diag", L.block_diag, (rhs(2, 2), rhs(3), const(2.0), rhs(1, 2, cplx=True))),
+    S("qr_multiply", lambda a, c: L.qr_multiply(a, c), (wellcond(4, 3), rhs(2, 4))),
+    S("qr_multiply", lambda a, c: L.qr_multiply(a, c, mode="left", conjugate=True),
+      (wellcond(3, 5, cplx=True), rhs(3, 2, cplx=True))),
     S("eigh_tridiagonal", lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True),
       (distinct(4), lambda r: 0.3 * rhs(3)(r))),
     S("eigh_tridiagonal", lambda d, e: eig_gauge_free(L.eigh_tridiagonal(d, e)),
@@ -245,6 +248,18 @@ def test_special_matrices_are_scipys_and_linear(name, args):
             base = [*arrays[:k], np.zeros_like(a), *arrays[k + 1:]]
             ref = theirs(*unit, *args[nt:]) - theirs(*base, *args[nt:])
             np.testing.assert_array_equal(jac.reshape(want.shape + (a.size,))[..., j], ref)
+
+
+@pytest.mark.parametrize("shape,cshape,kw", [((4, 3), (2, 4), {}), ((4, 3), (3,), {"mode": "left"}),
+                                             ((3, 5), (3, 3), {"mode": "left"}),
+                                             ((4, 3), (4,), {"conjugate": True})])
+def test_qr_multiply_is_scipys(shape, cshape, kw):
+    r = np.random.default_rng(2)
+    a, c = r.standard_normal(shape), r.standard_normal(cshape)
+    want = sl.qr_multiply(a, c, **kw)
+    got = ds.pullback(lambda a, c: L.qr_multiply(a, c, **kw), a, c)[0]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(ds.stop_gradient(g), w, rtol=1e-12, atol=1e-14)
 
 
 def test_eigh_tridiagonal_is_scipys():
