@@ -430,9 +430,39 @@ class _TorchPrim:
         return tuple(arrs)
 
     def _fwd(self, *xs):
-        return self.prim(*xs), xs
+        if any(type(x) is Tracer or type(x) is Dual for x in xs):
+            return self.prim(*xs), (xs, None)  # an outer level differentiates: recurse
+        # One reverse level: run torch with its graph recorded and keep it for _bwd (the
+        # torch forward then runs once, not again inside the VJP).
+        who = f"from_torch({self.name})"
+        ts = [_as_tensor(x) for x in xs]
+        with torch.enable_grad():
+            for t in ts:
+                if _is_diff_tensor(t):
+                    t.requires_grad_()
+            outs = self.tfn(*ts)
+        arrs, _ = _out_arrays(outs, who)
+        if self.diff_out is None:
+            self.diff_out = [a.dtype.kind in "fc" for a in arrs]
+        return tuple(arrs), (xs, (ts, tuple(tree_flatten(outs)[0])))
 
-    def _bwd(self, xs, gs):
+    def _bwd(self, res, gs):
+        xs, kept = res
+        if kept is not None and not any(type(g) is Tracer or type(g) is Dual for g in gs):
+            ts, outs = kept
+            pairs = [(o, _as_tensor(g)) for o, g, d in zip(outs, gs, self.diff_out)
+                     if d and o.requires_grad]
+            wrt = [t for t in ts if t.requires_grad]
+            grads = iter(torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
+                                             retain_graph=True, allow_unused=True)
+                         if pairs and wrt else [None] * len(wrt))
+            cts = []
+            for x, t in zip(xs, ts):
+                c = next(grads) if t.requires_grad else None
+                cts.append(None if not t.requires_grad else
+                           np.zeros(np.shape(x), np.result_type(x)) if c is None else
+                           _to_numpy(c, f"from_torch({self.name})", "a cotangent").copy())
+            return tuple(cts)
         if self._vjp is None:
             self._vjp = _TorchPrim(_torch_vjp(self.tfn, len(xs), self.diff_out),
                                    f"vjp of {self.name}")
