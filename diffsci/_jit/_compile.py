@@ -648,8 +648,8 @@ _loaded = {}
 
 class numba_settings:
     """Numba's LLVM settings while the generated code compiles: -O1 without the loop and SLP
-    vectorizers (on the generated straight-line and small-loop code they cost 3-6 times the
-    compile time for a run time within noise; numbers in benchmarks/bench_jit.py)."""
+    vectorizers (on the generated straight-line and small-loop code, Numba's defaults took 3
+    times the compile time for no faster code; see diffsci/ARCHITECTURE_JIT.md)."""
 
     def __enter__(self):
         from numba.core import config
