@@ -195,9 +195,12 @@ def _flush_group(ctx, grp, uses):
             p = params[src] = f"a{len(params)}"
         return p
 
+    # Many outputs of one dtype share one buffer (one allocation; the segment takes views).
+    dts = {np.dtype(dtype_of(n.value)) for n in out_of_group}
+    stacked = len(out_of_group) > 4 and len(dts) == 1
     outs = {}
-    for node in out_of_group:
-        outs[node.idx] = f"o{len(outs)}"
+    for k, node in enumerate(out_of_group):
+        outs[node.idx] = f"o[{k}, " if stacked else f"o{k}["
     ix = ", ".join(f"i{j}" for j in range(d))
     body = []
     loads = {}
@@ -232,11 +235,15 @@ def _flush_group(ctx, grp, uses):
         local[node.idx] = f"s{len(local)}"
         body.append(f"{local[node.idx]} = {srule(node, ops)}")
         if node.idx in outs:
-            body.append(f"{outs[node.idx]}[{ix}] = {local[node.idx]}")
+            body.append(f"{outs[node.idx]}{ix}] = {local[node.idx]}")
     lines = []
-    for node in out_of_group:
-        lines.append(f"    {outs[node.idx]} = np.empty({shape!r}, "
-                     f"{cg.dtype_name(dtype_of(node.value))})")
+    if stacked:
+        lines.append(f"    o = np.empty({(len(out_of_group),) + tuple(shape)!r}, "
+                     f"{cg.dtype_name(dts.pop())})")
+    else:
+        for node in out_of_group:
+            lines.append(f"    {outs[node.idx][:-1]} = np.empty({shape!r}, "
+                         f"{cg.dtype_name(dtype_of(node.value))})")
     # while loops: Numba compiles them faster than ``for i in range(n)``
     for j in range(d):
         lines.append("    " * (1 + j) + f"i{j} = 0")
@@ -244,12 +251,21 @@ def _flush_group(ctx, grp, uses):
     lines.extend("    " * (1 + d) + line for line in body)
     for j in reversed(range(d)):
         lines.append("    " * (2 + j) + f"i{j} += 1")
-    rets = ", ".join(outs.values()) + ("," if len(outs) == 1 else "")
-    lines.append(f"    return ({rets})")
+    if stacked:
+        lines.append("    return o")
+    else:
+        rets = ", ".join(o[:-1] for o in outs.values()) + ("," if len(outs) == 1 else "")
+        lines.append(f"    return ({rets})")
     kname = _kernel(ctx, list(params.values()), lines)
-    lhs = ", ".join(f"v{node.idx}" for node in out_of_group) + (
-        "," if len(out_of_group) == 1 else "")
-    ctx.emit(f"{lhs} = {kname}({', '.join(params)})")
+    if stacked:
+        buf = ctx.fresh()
+        ctx.emit(f"{buf} = {kname}({', '.join(params)})")
+        for k, node in enumerate(out_of_group):
+            ctx.emit(f"v{node.idx} = {buf}[{k}]")
+    else:
+        lhs = ", ".join(f"v{node.idx}" for node in out_of_group) + (
+            "," if len(out_of_group) == 1 else "")
+        ctx.emit(f"{lhs} = {kname}({', '.join(params)})")
     for node in out_of_group:
         ctx.where[f"v{node.idx}"] = ctx.seg.k
         ctx.layout_c[node.idx] = True
