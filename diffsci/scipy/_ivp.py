@@ -138,8 +138,9 @@ class OdeResult(dict):
     """SciPy's result bunch: a dict whose keys are also attributes.
 
     Keys: ``t`` (plain times), ``y`` (``(n, len(t))``, traced when differentiated), ``sol``
-    (an :class:`OdeSolution` or ``None``), ``t_events``/``y_events`` (``None``: events are
-    not supported), ``nfev``, ``njev``, ``nlu``, ``status`` (0 success, −1 failure),
+    (an :class:`OdeSolution` or ``None``), ``t_events``/``y_events`` (per event function,
+    its times and states, traced when differentiated; ``None`` without events), ``nfev``,
+    ``njev``, ``nlu``, ``status`` (0 success, 1 a terminal event, −1 failure),
     ``message``, ``success``.
     """
 
@@ -350,7 +351,7 @@ def _dense_hermite(y0, y1, f0, f1, h):
     return piece
 
 
-def _explicit(f, t0, tf, y0, m, opts, stats, dense):
+def _explicit(f, t0, tf, y0, m, opts, stats, dense, on_step=None):
     """Adaptive explicit RK; returns step boundary times, y at them, and interpolants."""
     tab = m.tableau
     direction = 1.0 if tf > t0 else -1.0
@@ -393,6 +394,8 @@ def _explicit(f, t0, tf, y0, m, opts, stats, dense):
             y, k1, t = y_new, ks[-1], t_new
             ts.append(t)
             ys.append(y)
+            if on_step is not None and on_step(ts, ys, pieces):
+                break
             factor = SAFETY * err ** (-m.err_exponent) if err > 0 else fac_max
             h = min(h_used * min(fac_max, max(FAC_MIN, factor)), opts.max_step)
             fac_max = FAC_MAX
@@ -472,6 +475,116 @@ def _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats):
 
 
 # ---------------------------------------------------------------------------
+# events: located on the dense output, times differentiated by the implicit function theorem
+# ---------------------------------------------------------------------------
+def _parse_events(events):
+    if events is None:
+        return []
+    evs = [events] if callable(events) else list(events)
+    out = []
+    for k, g in enumerate(evs):
+        if not callable(g):
+            raise TypeError(f"solve_ivp: events[{k}] must be callable, got {type(g).__name__}")
+        terminal = getattr(g, "terminal", False)
+        if not isinstance(terminal, (bool, numbers.Integral)) or terminal < 0:
+            raise ValueError(f"solve_ivp: events[{k}].terminal must be a bool or a "
+                             f"non-negative integer, got {terminal!r}")
+        out.append((g, int(terminal), float(getattr(g, "direction", 0.0))))
+    return out
+
+
+class _Events:
+    """Per accepted step: sign changes of each g(t, y, *args) between the step's ends (SciPy's
+    rule, with ``direction``), roots by Brent's method on the step's dense output (plain), in
+    the order of integration; ``terminal`` counts down to a stop.
+
+    The event time of a root t_r of phi(t) = g(t, y(t; p), p) is returned as
+    t* = t_r - phi(t_r) / phi'(t_r) with phi(t_r) evaluated on traced values and phi' plain: its
+    value is t_r (phi(t_r) = 0 to rounding) and its first derivative is the implicit function
+    theorem's dt*/dp = -(dphi/dp) / phi' (differentiating phi(t*(p); p) = 0; second derivatives
+    of event times are not exact).  The state at the event is the dense output at t*, so it
+    carries dy/dt dt*/dp too (Hairer, Nørsett & Wanner I §II.6 locate events the same way;
+    the sensitivity of event times: e.g. Galán, Feehery & Barton, Appl. Numer. Math. 31 (1999)
+    17).
+    """
+
+    def __init__(self, evs, rebuild, p, t0, tf):
+        self.evs, self.rebuild, self.p = evs, rebuild, p
+        self.direction = 1.0 if tf >= t0 else -1.0
+        self.left = [t if t else -1 for _, t, _ in evs]  # terminal counts (-1: never stops)
+        self.found = [[] for _ in evs]  # (t*, y*) per event
+        self.stopped = False
+        self._g_prev = None
+
+    def _g(self, k, t, y, traced=False):
+        g = self.evs[k][0]
+        args = self.rebuild(self.p) if traced else stop_gradient(self.rebuild(self.p))
+        return g(t, y, *args) if traced else float(np.real(getval(g(t, y, *args))))
+
+    def step(self, ts, ys, pieces):
+        from scipy.optimize import brentq
+        t0, t1 = float(ts[-2]), float(ts[-1])
+        if self._g_prev is None:
+            y0v = np.asarray(stop_gradient(ys[-2]))
+            self._g_prev = [self._g(k, t0, y0v) for k in range(len(self.evs))]
+        y1v = np.asarray(stop_gradient(ys[-1]))
+        g1 = [self._g(k, t1, y1v) for k in range(len(self.evs))]
+        piece, h = pieces[-1], t1 - t0
+        roots = []
+        for k, (_, _, d) in enumerate(self.evs):
+            ga, gb = self._g_prev[k], g1[k]
+            up, down = ga <= 0 <= gb, ga >= 0 >= gb
+            if not ((up and d >= 0) or (down and d <= 0)) or ga == gb == 0:
+                continue
+
+            def phi(th, k=k):
+                return self._g(k, t0 + th * h, np.asarray(stop_gradient(piece(th))))
+            th = 0.0 if ga == 0 else 1.0 if gb == 0 else brentq(phi, 0.0, 1.0, xtol=1e-15,
+                                                                  rtol=4 * np.finfo(float).eps)
+            if th == 0.0 and len(ts) > 2:  # a root at the step's start was the last step's
+                continue
+            roots.append((th, k))
+        self._g_prev = g1
+        for th, k in sorted(roots):
+            t_r = t0 + th * h
+            t_star, y_star = self._traced_root(k, t_r, t0, h, piece)
+            self.found[k].append((t_star, y_star))
+            if self.left[k] > 0:
+                self.left[k] -= 1
+                if self.left[k] == 0:
+                    self.stopped = True
+                    s = th
+                    ts[-1], ys[-1] = t_r, y_star
+                    pieces[-1] = lambda u, piece=piece, s=s: piece(u * s)
+                    return True
+        return False
+
+    def _traced_root(self, k, t_r, t0, h, piece):
+        def phi_plain(t):
+            return self._g(k, t, np.asarray(stop_gradient(piece((t - t0) / h))))
+        d = 1e-3 * abs(h)  # fourth-order central difference of the polynomial interpolant
+        dphi = (8 * (phi_plain(t_r + d) - phi_plain(t_r - d))
+                - (phi_plain(t_r + 2 * d) - phi_plain(t_r - 2 * d))) / (12 * d)
+        if dphi == 0.0 or not math.isfinite(dphi):
+            raise ValueError(f"solve_ivp: event {k} has a zero (or non-finite) time derivative "
+                             f"at its root t = {t_r!r}: its time is not differentiable there")
+        phi = self._g(k, t_r, piece((t_r - t0) / h), traced=True)
+        t_star = t_r - phi / dphi
+        return t_star, piece((t_star - t0) / h)
+
+    def results(self, n):
+        t_ev, y_ev = [], []
+        for occ in self.found:
+            if occ:
+                t_ev.append(np.stack([t for t, _ in occ]))
+                y_ev.append(np.stack([y for _, y in occ]))
+            else:
+                t_ev.append(np.zeros(0))
+                y_ev.append(np.zeros((0, n)))
+        return t_ev, y_ev
+
+
+# ---------------------------------------------------------------------------
 # the public entry point
 # ---------------------------------------------------------------------------
 def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method: str = "RK45",
@@ -490,8 +603,12 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
             solution is reported (by each method's dense output, as SciPy); default:
             the step boundaries the solver chose.
         dense_output: also return ``sol``, a differentiable :class:`OdeSolution`.
-        events, vectorized: SciPy's keywords; events are not supported (raises),
-            ``vectorized`` is accepted and ignored (``fun`` is called per state).
+        events: SciPy's: a callable ``g(t, y, *args)`` or a list of them, each with optional
+            attributes ``terminal`` (bool, or the number of occurrences that stop the solve)
+            and ``direction`` (0, or the sign of the crossings counted).  Located on the
+            dense output by Brent's method; the event times are differentiable (implicit
+            function theorem, first order; see :class:`_Events`).  Explicit methods only.
+        vectorized: SciPy's keyword, accepted and ignored (``fun`` is called per state).
         args: a tuple of extra arguments of ``fun``; their float leaves are
             differentiated.
         rtol, atol: the error tolerances (SciPy's meaning; ``atol`` scalar or per component).
@@ -508,7 +625,9 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
 
     Raises:
         ValueError: a bad method, ``t_span``, ``t_eval``, tolerance or combination of
-            options; ``events`` given.
+            options; an event's ``terminal`` not a count, or an event time where
+            ``d/dt g = 0``.
+        NotImplementedError: ``events`` with ``method="Radau"`` or ``adjoint=True``.
         TypeError: ``fun`` not callable, ``y0`` not real, ``args`` not a tuple, or a
             traced ``t_span``/``t_eval``.
         RuntimeError: (adjoint forward pass) the solver failed.
@@ -530,9 +649,11 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
     """
     if not callable(fun):
         raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")
-    if events is not None:
-        raise ValueError("solve_ivp: events are not supported")
     args = () if args is None else args
+    evs = _parse_events(events)
+    if evs and (method == "Radau" or adjoint):
+        raise NotImplementedError("solve_ivp: events are supported with the explicit methods "
+                                  "(RK45, RK23, DOP853) and adjoint=False")
     ts_span, te, opts = _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step,
                                max_steps, args, adjoint, dense_output)
     m = METHODS[method]
@@ -566,16 +687,20 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
                          y_events=None, nfev=stats.nfev, njev=0, nlu=0, status=0,
                          message="The solver successfully reached the end of the "
                                  "integration interval.", success=True)
-    dense = dense_output or te is not None
+    dense = dense_output or te is not None or bool(evs)
+    tracker = _Events(evs, rebuild, p, t0, tf) if evs else None
     if m.kind == "explicit":
         steps_t, steps_y, pieces, fail = _explicit(lambda t, y: fp(t, y, p), t0, tf, y0, m,
-                                                   opts, stats, dense)
+                                                   opts, stats, dense,
+                                                   tracker.step if tracker else None)
     else:
         from ._ivp_radau import radau_solve
 
         steps_t, steps_y, pieces, fail = radau_solve(fp, t0, tf, y0, p, opts, stats, dense)
     sol = OdeSolution(steps_t, pieces) if dense and len(pieces) else None
-    if fail is None:
+    if fail is None and tracker is not None and tracker.stopped:
+        status, message = 1, "A termination event occurred."
+    elif fail is None:
         status, message = 0, "The solver successfully reached the end of the integration " \
                              "interval."
     else:
@@ -583,9 +708,10 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
     if te is None:
         t_out, y_out = np.asarray(steps_t), np.stack(steps_y, axis=1)
     else:
-        reached = te[(te - steps_t[-1]) * np.sign(tf - t0) <= 0] if fail else te
+        reached = te[(te - steps_t[-1]) * np.sign(tf - t0) <= 0] if status else te
         t_out = reached
         y_out = sol(reached) if (sol is not None and reached.size) else np.zeros((n, 0))
-    return OdeResult(t=t_out, y=y_out, sol=sol if dense_output else None, t_events=None,
-                     y_events=None, nfev=stats.nfev, njev=stats.njev, nlu=stats.nlu,
-                     status=status, message=message, success=status == 0)
+    t_events, y_events = tracker.results(n) if tracker else (None, None)
+    return OdeResult(t=t_out, y=y_out, sol=sol if dense_output else None, t_events=t_events,
+                     y_events=y_events, nfev=stats.nfev, njev=stats.njev, nlu=stats.nlu,
+                     status=status, message=message, success=status >= 0)

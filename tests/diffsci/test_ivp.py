@@ -297,7 +297,8 @@ def test_radau_implicit_steps_check_grads_on_a_stiff_linear_system():
     (dict(t_eval=np.array([2.0, 1.0])), ValueError, "strictly monotonic"),
     (dict(method="Radau", adjoint=True), ValueError, "adjoint=True is for the explicit"),
     (dict(adjoint=True, dense_output=True), ValueError, "not differentiable"),
-    (dict(events=lambda t, y: y[0]), ValueError, "events are not supported"),
+    (dict(events=lambda t, y, A: y[0], method="Radau"), NotImplementedError,
+     "events are supported with the explicit methods"),
     (dict(max_steps=0), ValueError, "max_steps"),
     (dict(fun=None), TypeError, "fun must be callable"),
 ])
@@ -359,3 +360,97 @@ def test_plain_lists_and_failure_status():
         assert r.status == -1 and not r.success and r.message.startswith("solve_ivp:")
         assert r.t.size == r.y.shape[1] and np.all(r.t < 1.0)
         np.testing.assert_allclose(r.y[0], 1 / (1 - r.t), rtol=1e-2)
+
+
+
+# ---------------------------------------------------------------------------
+# events
+# ---------------------------------------------------------------------------
+def ball(t, y, g):
+    return np.stack([y[1], -g * np.ones_like(y[0])])
+
+
+def _hit(t, y, g):
+    return y[0]
+
+
+def _apex(t, y, g):
+    return y[1]
+
+
+_hit.terminal, _hit.direction = True, -1
+
+
+@pytest.mark.parametrize("method", ["RK45", "RK23", "DOP853"])
+def test_events_equal_scipy(method):
+    kw = dict(method=method, args=(9.81,), events=[_hit, _apex], rtol=1e-10, atol=1e-12)
+    r, ref = solve_ivp(ball, (0, 10), BALL0, **kw), si.solve_ivp(ball, (0, 10), BALL0, **kw)
+    assert r.status == ref.status == 1 and r.success and r.message == ref.message
+    for ours, theirs in zip(r.t_events + r.y_events, ref.t_events + ref.y_events):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(r.t[-1], ref.t[-1], rtol=1e-13)
+    np.testing.assert_allclose(r.y[:, -1], ref.y[:, -1], atol=1e-13)
+    # t_eval stops at the terminal event; the dense output ends there
+    te = np.linspace(0, 2, 9)
+    r = solve_ivp(ball, (0, 10), BALL0, t_eval=te, dense_output=True, **kw)
+    ref = si.solve_ivp(ball, (0, 10), BALL0, t_eval=te, **kw)
+    np.testing.assert_array_equal(r.t, ref.t)
+    np.testing.assert_allclose(r.y, ref.y, atol=1e-12)
+    np.testing.assert_allclose(r.sol(r.t_events[0][0]), [0.0, r.y_events[0][0][1]], atol=1e-12)
+
+
+BALL0 = np.array([2.0, 3.0])
+
+
+def test_event_time_gradient_equals_the_closed_form():
+    # y(t) = h + v t - g t^2 / 2 hits 0 at t* = (v + s) / g, s = sqrt(v^2 + 2 g h)
+    def tstar(y0, g):
+        return solve_ivp(ball, (0, 10), y0, args=(g,), events=_hit, rtol=1e-11,
+                         atol=1e-12).t_events[0][0]
+    (h, v), g = BALL0, 9.81
+    s = np.sqrt(v * v + 2 * g * h)
+    gy, gg = ds.grad(tstar, argnums=(0, 1))(BALL0, g)
+    np.testing.assert_allclose(gy, [1 / s, (1 + v / s) / g], rtol=1e-10)
+    np.testing.assert_allclose(gg, -(v + s) / g ** 2 + h / (s * g), rtol=1e-10)
+    _, ty = ds.jvp(lambda y0: tstar(y0, g), (BALL0,), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(ty, 1 / s, rtol=1e-10)
+
+
+def test_event_gradients_nonlinear_check_grads():
+    def cross(t, y, p):
+        return y[0] - 0.3  # the pendulum's angle falling through 0.3
+
+    cross.terminal, cross.direction = True, -1
+
+    def f(y0, p):
+        r = solve_ivp(pend, (0, 5), y0, args=(p,), events=cross, rtol=1e-11, atol=1e-13)
+        return np.concatenate([r.t_events[0], r.y_events[0][0], r.y[:, -1]])
+
+    check_grads(f, (np.array([1.0, 0.0]), np.array([2.0, 0.3])), modes=("rev", "fwd"),
+                eps=1e-5, rtol=1e-4, atol=1e-7)
+
+
+def test_terminal_counts_and_directions_equal_scipy():
+    def osc(t, y):
+        return np.stack([y[1], -y[0]])
+
+    def zero(t, y):
+        return y[0]
+
+    zero.terminal = 2  # stop at the second crossing
+    up = lambda t, y: y[1]  # noqa: E731
+    up.direction = 1
+    kw = dict(events=[zero, up], rtol=1e-10, atol=1e-12)
+    r = solve_ivp(osc, (0, 20), np.array([1.0, 0.0]), **kw)
+    ref = si.solve_ivp(osc, (0, 20), np.array([1.0, 0.0]), **kw)
+    assert r.status == ref.status == 1
+    for ours, theirs in zip(r.t_events, ref.t_events):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+    np.testing.assert_allclose(r.t_events[0], [np.pi / 2, 3 * np.pi / 2], rtol=1e-9)
+
+
+def test_event_errors():
+    with pytest.raises(NotImplementedError, match="explicit methods"):
+        solve_ivp(ball, (0, 10), BALL0, method="Radau", args=(9.81,), events=_hit)
+    with pytest.raises(TypeError, match="events\\[0\\] must be callable"):
+        solve_ivp(ball, (0, 10), BALL0, args=(9.81,), events=[3.0])
