@@ -193,11 +193,12 @@ def test_welch_and_csd_equal_scipy_with_gradients(kw):
     check_grads(lambda x: signal.welch(x, **kw)[1], (x,), order=2)
     check_grads(lambda x, y: signal.csd(x, y, **kw)[1], (x, y), order=1)
     # quadratic: sum_f welch(x)_f = x^T M x, its gradient 2 M x; 2 M_ij by polarisation
-    g = ds.grad(lambda x: dnp.sum(signal.welch(x, **kw)[1]))(x[0])
-    xs = x[0]
-    e = np.eye(40)
-    hess = np.array([[np.sum(ss.welch(e[i] + e[j], **kw)[1]) - np.sum(ss.welch(e[i], **kw)[1])
-                      - np.sum(ss.welch(e[j], **kw)[1]) for j in range(40)] for i in range(40)])
+    xs = x[0, :20]
+    g = ds.grad(lambda x: dnp.sum(signal.welch(x, **kw)[1]))(xs)
+    e = np.eye(20)
+    q = [np.sum(ss.welch(e[i], **kw)[1]) for i in range(20)]
+    hess = np.array([[np.sum(ss.welch(e[i] + e[j], **kw)[1]) - q[i] - q[j]
+                      for j in range(20)] for i in range(20)])
     np.testing.assert_allclose(g, hess @ xs, rtol=1e-10, atol=1e-13)
 
 
