@@ -218,6 +218,8 @@ LOCAL_SPECS = [
                lambda x: jax.scipy.signal.welch(x, nperseg=8)[1]),
     _LocalSpec("jax.scipy.signal", "csd", lambda x, y: dsg.csd(x, y, nperseg=8)[1],
                (_n(2, 30), _n(2, 30)), lambda x, y: jax.scipy.signal.csd(x, y, nperseg=8)[1]),
+    _LocalSpec("jax.scipy.signal", "stft", lambda x: dsg.stft(x, nperseg=8)[2], (_n(2, 30),),
+               lambda x: jax.scipy.signal.stft(x, nperseg=8)[2]),
     # JAX's spelling differs: conditions and axes as arrays/keywords
     _LocalSpec("jax.numpy", "compress", lambda x: dnp.compress([True, False, True], x, axis=1),
                (_n(2, 3),), lambda x: jnp.compress(jnp.array([True, False, True]), x, axis=1)),

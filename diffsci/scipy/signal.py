@@ -36,6 +36,8 @@ References:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import signal as _signal
 
@@ -341,7 +343,6 @@ def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, detr
 
 def _csd(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, scaling, axis,
          average, fname):
-    from .. import fft as F
     from .. import numpy as dnp
     if average != "mean":
         raise NotImplementedError(f"diffsci.scipy.signal.{fname}: average={average!r} is "
@@ -370,16 +371,8 @@ def _csd(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, sc
         raise ValueError(f"diffsci.scipy.signal.{fname}: unknown scaling {scaling!r}")
     cplx = np.iscomplexobj(getval(x)) or np.iscomplexobj(getval(y))
     onesided = return_onesided and not cplx
-    step = nperseg - noverlap
-    nseg = (n - noverlap) // step
-    idx = np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]
-
     def spectrum(v):
-        seg = v[..., idx]
-        if detrend:
-            seg = _detrend_along(seg, axis=-1, type=detrend)
-        seg = seg * win
-        return F.rfft(seg, n=nfft) if onesided else F.fft(seg, n=nfft)
+        return _segment_fft(v, win, nperseg, noverlap, nfft, detrend, onesided)
 
     X = spectrum(x)
     Y = X if y is x else spectrum(y)
@@ -395,4 +388,87 @@ def _csd(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_onesided, sc
     return f, W.moveaxis(p, -1, axis)
 
 
-__all__ += ["csd", "welch"]
+def _segment_fft(v, win, nperseg, noverlap, nfft, detrend, onesided):
+    """The windowed FFTs of ``v``'s segments along its last axis: (..., nseg, nfreq)."""
+    from .. import fft as F
+    step = nperseg - noverlap
+    nseg = (_shape(v)[-1] - noverlap) // step
+    idx = np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]
+    seg = v[..., idx]
+    if detrend:
+        seg = _detrend_along(seg, axis=-1, type=detrend)
+    seg = seg * win
+    return F.rfft(seg, n=nfft) if onesided else F.fft(seg, n=nfft)
+
+
+def _extend(x, n, boundary, fname):
+    """SciPy's boundary extensions of the last axis by ``n`` on each side."""
+    from .. import numpy as dnp
+    if boundary == "zeros":
+        z = np.zeros(_shape(x)[:-1] + (n,), np.result_type(getval(x)))
+        return dnp.concatenate([z, x, z], axis=-1)
+    if boundary == "constant":
+        first = dnp.repeat(x[..., :1], n, axis=-1)
+        last = dnp.repeat(x[..., -1:], n, axis=-1)
+        return dnp.concatenate([first, x, last], axis=-1)
+    left, right = x[..., n:0:-1], x[..., -2:-n - 2:-1]
+    if boundary == "even":
+        return dnp.concatenate([left, x, right], axis=-1)
+    if boundary == "odd":
+        return dnp.concatenate([2 * x[..., :1] - left, x, 2 * x[..., -1:] - right], axis=-1)
+    raise ValueError(f"diffsci.scipy.signal.{fname}: unknown boundary option {boundary!r}, "
+                     f"must be one of ['even', 'odd', 'constant', 'zeros', None]")
+
+
+def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detrend=False,
+         return_onesided=True, boundary="zeros", padded=True, axis=-1, scaling="spectrum"):
+    """``scipy.signal.stft``: the short-time Fourier transform, linear in ``x`` and
+    differentiable in it (segment gathers of the extended, padded signal, window, FFT).
+
+    Returns:
+        ``(f, t, Zxx)`` as SciPy's: plain frequencies and segment times, ``Zxx`` of shape
+        ``(..., len(f), len(t))``.
+
+    Example:
+        >>> f, t, z = stft(np.ones(8), nperseg=4)
+        >>> z.shape
+        (3, 5)
+    """
+    if not is_tracer(x):
+        return _signal.stft(x, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
+                            nfft=nfft, detrend=detrend, return_onesided=return_onesided,
+                            boundary=boundary, padded=padded, axis=axis, scaling=scaling)
+    if scaling not in ("spectrum", "psd"):
+        raise ValueError(f"diffsci.scipy.signal.stft: scaling must be 'spectrum' or 'psd', got "
+                         f"{scaling!r}")
+    if callable(detrend):
+        raise NotImplementedError("diffsci.scipy.signal.stft: a callable detrend is supported "
+                                  "for plain input only")
+    x = W.moveaxis(_arr(x), axis, -1)
+    win, nperseg = _window(window, nperseg, _shape(x)[-1], "stft")
+    nfft = nperseg if nfft is None else int(nfft)
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    if nfft < nperseg or noverlap >= nperseg:
+        raise ValueError("diffsci.scipy.signal.stft: need nfft >= nperseg > noverlap")
+    if boundary is not None:
+        x = _extend(x, nperseg // 2, boundary, "stft")
+    step = nperseg - noverlap
+    if padded:
+        nadd = (-(_shape(x)[-1] - nperseg) % step) % nperseg
+        if nadd:
+            from .. import numpy as dnp
+            x = dnp.concatenate([x, np.zeros(_shape(x)[:-1] + (nadd,))], axis=-1)
+    scale = math.sqrt(1.0 / (fs * np.sum(win * win)) if scaling == "psd"
+                      else 1.0 / np.sum(win) ** 2)
+    onesided = return_onesided and not np.iscomplexobj(getval(x))
+    z = _segment_fft(x, win, nperseg, noverlap, nfft, detrend, onesided) * scale
+    f = np.fft.rfftfreq(nfft, 1 / fs) if onesided else np.fft.fftfreq(nfft, 1 / fs)
+    t = np.arange(nperseg / 2, _shape(x)[-1] - nperseg / 2 + 1, step) / float(fs)
+    if boundary is not None:
+        t = t - (nperseg / 2) / fs
+    z = W.moveaxis(z, -1, -2)  # (..., nfreq, nseg)
+    ax = axis - 1 if axis < 0 else axis
+    return f, t, W.moveaxis(z, -2, ax) if ax != -2 else z
+
+
+__all__ += ["csd", "stft", "welch"]

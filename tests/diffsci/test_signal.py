@@ -210,3 +210,36 @@ def test_welch_axis_and_bad_input():
         ds.grad(lambda x: dnp.sum(signal.welch(x, nperseg=4, noverlap=4)[1]))(np.ones(8))
     with pytest.raises(NotImplementedError, match="median"):
         ds.grad(lambda x: dnp.sum(signal.welch(x, nperseg=4, average="median")[1]))(np.ones(8))
+
+
+STFT = [{"nperseg": 8}, {"nperseg": 10, "noverlap": 3, "nfft": 12, "boundary": "even"},
+        {"nperseg": 7, "boundary": "odd", "padded": False, "scaling": "psd"},
+        {"nperseg": 8, "boundary": None, "detrend": "linear"},
+        {"nperseg": 6, "boundary": "constant", "return_onesided": False}, {"nperseg": 8, "axis": 0}]
+
+
+@pytest.mark.parametrize("kw", STFT)
+def test_stft_equals_scipy_and_its_jacobian(kw):
+    x = R.standard_normal((30, 2) if kw.get("axis") == 0 else (2, 30))
+    f, t, z = traced_value(lambda x: signal.stft(x, **kw), x)
+    f0, t0, z0 = ss.stft(x, **kw)
+    np.testing.assert_array_equal(f, f0)
+    np.testing.assert_allclose(t, t0, rtol=1e-15)
+    np.testing.assert_allclose(z, z0, rtol=1e-12, atol=1e-15)
+    check_grads(lambda x: signal.stft(x, **kw)[2], (x,), order=1)
+    if not kw.get("detrend"):  # linear in x: the Jacobian is SciPy's stft of unit signals
+        jac = ds.jacobian(lambda x: dnp.real(signal.stft(x, **kw)[2]))(x).reshape(z0.size, -1)
+        ref = dense_jacobian(lambda e: ss.stft(e, **kw)[2].real, x.shape).reshape(z0.size, -1)
+        np.testing.assert_allclose(jac, ref, atol=1e-13)
+
+
+def test_stft_complex_input_and_bad_boundary():
+    x = R.standard_normal(30) + 1j * R.standard_normal(30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SciPy: complex input switches to two-sided
+        want = ss.stft(x, nperseg=8)[2]
+    np.testing.assert_allclose(traced_value(lambda x: signal.stft(x, nperseg=8)[2], x), want,
+                               atol=1e-14)
+    with pytest.raises(ValueError, match="unknown boundary"):
+        ds.grad(lambda x: dnp.sum(dnp.abs(signal.stft(x, nperseg=4, boundary="wrap")[2])))(
+            np.ones(8))
