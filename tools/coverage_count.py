@@ -220,6 +220,9 @@ LOCAL_SPECS = [
                (_n(2, 30), _n(2, 30)), lambda x, y: jax.scipy.signal.csd(x, y, nperseg=8)[1]),
     _LocalSpec("jax.scipy.signal", "stft", lambda x: dsg.stft(x, nperseg=8)[2], (_n(2, 30),),
                lambda x: jax.scipy.signal.stft(x, nperseg=8)[2]),
+    _LocalSpec("jax.scipy.signal", "istft", lambda z: dsg.istft(z, nperseg=8)[1],
+               (lambda r: _n(2, 5, 6)(r) + 1j * _n(2, 5, 6)(r),),
+               lambda z: jax.scipy.signal.istft(z, nperseg=8)[1]),
     # JAX's spelling differs: conditions and axes as arrays/keywords
     _LocalSpec("jax.numpy", "compress", lambda x: dnp.compress([True, False, True], x, axis=1),
                (_n(2, 3),), lambda x: jnp.compress(jnp.array([True, False, True]), x, axis=1)),

@@ -37,6 +37,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import signal as _signal
@@ -471,4 +472,75 @@ def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detren
     return f, t, W.moveaxis(z, -2, ax) if ax != -2 else z
 
 
-__all__ += ["csd", "stft", "welch"]
+def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+          input_onesided=True, boundary=True, time_axis=-1, freq_axis=-2, scaling="spectrum"):
+    """``scipy.signal.istft``: the inverse STFT by weighted overlap-add (Griffin & Lim 1984,
+    IEEE Trans. ASSP 32, 236), linear in ``Zxx`` and differentiable in it: the inverse FFTs of
+    the segments, windowed, summed by a plain 0/1 overlap-add matrix and divided by the plain
+    window normalisation.
+
+    Returns:
+        ``(t, x)`` as SciPy's.
+
+    Example:
+        >>> f, t, z = stft(np.arange(8.0), nperseg=4)
+        >>> np.round(istft(z, nperseg=4)[1], 12).tolist()
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    from .. import fft as F
+    from .. import numpy as dnp
+    if not is_tracer(Zxx):
+        return _signal.istft(Zxx, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
+                             nfft=nfft, input_onesided=input_onesided, boundary=boundary,
+                             time_axis=time_axis, freq_axis=freq_axis, scaling=scaling)
+    z = _arr(Zxx)
+    nd = len(_shape(z))
+    if nd < 2 or freq_axis % nd == time_axis % nd:
+        raise ValueError("diffsci.scipy.signal.istft: Zxx must be at least 2-d with distinct "
+                         "time and frequency axes")
+    fa, ta = freq_axis % nd, time_axis % nd
+    outer = [a for a in range(nd) if a not in (fa, ta)]
+    z = W.transpose(z, outer + [fa, ta])
+    nseg, nfreq = _shape(z)[-1], _shape(z)[-2]
+    n_default = 2 * (nfreq - 1) if input_onesided else nfreq
+    nperseg = n_default if nperseg is None else int(nperseg)
+    if nfft is None:
+        nfft = nperseg if input_onesided and nperseg == n_default + 1 else n_default
+    noverlap = nperseg // 2 if noverlap is None else int(noverlap)
+    if nfft < nperseg or noverlap >= nperseg or nperseg < 1:
+        raise ValueError("diffsci.scipy.signal.istft: need nfft >= nperseg > noverlap")
+    win, _ = _window(window, nperseg, nperseg, "istft")
+    if scaling == "spectrum":
+        gain = np.sum(win)
+    elif scaling == "psd":
+        gain = np.sqrt(fs * np.sum(win ** 2))
+    else:
+        raise ValueError(f"diffsci.scipy.signal.istft: scaling must be 'spectrum' or 'psd', "
+                         f"got {scaling!r}")
+    subs = (F.irfft(z, n=nfft, axis=-2) if input_onesided else F.ifft(z, n=nfft, axis=-2))
+    subs = subs[..., :nperseg, :] * (gain * win[:, None])  # (..., nperseg, nseg), windowed
+    step = nperseg - noverlap
+    length = nperseg + (nseg - 1) * step
+    ola = np.zeros((nseg, nperseg, length))  # the overlap-add: segment ii at ii * step
+    for ii in range(nseg):
+        ola[ii, np.arange(nperseg), ii * step + np.arange(nperseg)] = 1.0
+    flat = dnp.reshape(W.moveaxis(subs, -1, -2), _shape(subs)[:-2] + (nseg * nperseg,))
+    x = dnp.matmul(flat, ola.reshape(nseg * nperseg, length))
+    norm = np.zeros(length)
+    for ii in range(nseg):
+        norm[ii * step:ii * step + nperseg] += win ** 2
+    if boundary:
+        x, norm = x[..., nperseg // 2:-(nperseg // 2)], norm[nperseg // 2:-(nperseg // 2)]
+    if np.sum(norm > 1e-10) != len(norm):
+        warnings.warn("diffsci.scipy.signal.istft: NOLA condition failed, STFT may not be "
+                      "invertible" + ("" if boundary else " (possibly the missing boundary)"),
+                      stacklevel=2)
+    x = x / np.where(norm > 1e-10, norm, 1.0)
+    if input_onesided:
+        x = dnp.real(x)
+    if len(_shape(x)) > 1 and ta != nd - 1:
+        x = W.moveaxis(x, -1, ta - 1 if fa < ta else ta)
+    return np.arange(_shape(x)[0]) / float(fs), x
+
+
+__all__ += ["csd", "istft", "stft", "welch"]

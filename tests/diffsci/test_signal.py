@@ -243,3 +243,35 @@ def test_stft_complex_input_and_bad_boundary():
     with pytest.raises(ValueError, match="unknown boundary"):
         ds.grad(lambda x: dnp.sum(dnp.abs(signal.stft(x, nperseg=4, boundary="wrap")[2])))(
             np.ones(8))
+
+
+ISTFT = [({"nperseg": 8}, {"nperseg": 8}),
+         ({"nperseg": 10, "noverlap": 6, "nfft": 12}, {"nperseg": 10, "noverlap": 6, "nfft": 12}),
+         ({"nperseg": 7, "scaling": "psd"}, {"nperseg": 7, "scaling": "psd"}),
+         ({"nperseg": 8, "return_onesided": False}, {"nperseg": 8, "input_onesided": False})]
+
+
+@pytest.mark.parametrize("skw,ikw", ISTFT)
+def test_istft_equals_scipy_and_inverts_stft(skw, ikw):
+    x = R.standard_normal((2, 30))
+    z = ss.stft(x, **skw)[2]
+    t, y = traced_value(lambda z: signal.istft(z, **ikw), z)
+    t0, y0 = ss.istft(z, **ikw)
+    np.testing.assert_array_equal(t, t0)
+    np.testing.assert_allclose(y, y0, rtol=1e-12, atol=1e-14)
+    check_grads(lambda z: signal.istft(z, **ikw)[1], (z,), order=1)
+    # istft(stft(x)) = x, traced through both: the gradient of <w, x_rec> in x is w
+    w = R.standard_normal(x.shape)
+    g = ds.grad(lambda x: dnp.sum(w * dnp.real(
+        signal.istft(signal.stft(x, **skw)[2], **ikw)[1][..., :30])))(x)
+    np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+def test_istft_axes_and_nola_warning():
+    z = np.moveaxis(ss.stft(R.standard_normal((2, 30)), nperseg=8)[2], 0, -1)  # (f, t, batch)
+    np.testing.assert_allclose(
+        traced_value(lambda z: signal.istft(z, nperseg=8, time_axis=1, freq_axis=0)[1], z),
+        ss.istft(z, nperseg=8, time_axis=1, freq_axis=0)[1], atol=1e-14)
+    z2 = ss.stft(R.standard_normal(30), nperseg=8, boundary=None, padded=False)[2]
+    with pytest.warns(UserWarning, match="NOLA"):
+        traced_value(lambda z: signal.istft(z, nperseg=8, boundary=False), z2)
