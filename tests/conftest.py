@@ -16,3 +16,18 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 if shutil.which("nvidia-smi") is None:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+
+# The folders whose tests run the packages' Numba kernels in other processes (Dask workers) or
+# through another framework go last: by then the package tests have filled Numba's disk cache,
+# so the workers load the kernels instead of compiling them cold (in a fresh clone the quantum
+# sweep alone took 353 s when it ran first).
+_LAST = ("tests/distributed/", "tests/interop/")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = item.nodeid.replace(os.sep, "/")
+        return next((i + 1 for i, p in enumerate(_LAST) if path.startswith(p)), 0)
+
+    items.sort(key=rank)  # stable: the order inside each group is kept

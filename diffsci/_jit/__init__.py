@@ -42,8 +42,8 @@ OPAQUE = {
     **dict.fromkeys((
         "adjugate", "adjugate_derivative", "cholesky", "det", "eig", "eigh", "expm",
         "expm_frechet", "inv", "logm", "lu_factor", "norm", "pinv", "polar", "qr", "schur",
-        "slogdet", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "svdvals"),
-        _LAPACK),
+        "slogdet", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "svdvals",
+        "tridiag_solve"), _LAPACK),
     **dict.fromkeys(("fftn", "rfft", "irfft", "convolve", "lfilter"),
                     "FFT/convolution/filter kernels of NumPy and SciPy"),
     **dict.fromkeys((
