@@ -164,8 +164,8 @@ def test_sri_refuses_what_it_does_not_solve():
                                             ("reversible", "reversible_heun"),
                                             ("stochastic", "euler_heun")])
 def test_float32_in_float32_out(adjoint, method):
-    """dtype is preserved (the README's contract): a float32 state and float32 parameters give float32
-    solutions and gradients with every gradient method, close to the float64 ones."""
+    """dtype is preserved (the README's contract): a float32 state and float32 parameters give
+    float32 solutions and gradients with every gradient method, close to the float64 ones."""
     prob = sde.SDE(lambda t, y, p: -p[0] * y, lambda t, y, p: p[1] * np.cos(y),
                    calculus="stratonovich")
     ts = np.array([0.0, 0.5, 1.0])
