@@ -10,6 +10,8 @@ import dataclasses
 import functools
 import time
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -138,7 +140,9 @@ class JitFunction:
     """The function returned by :func:`jit` (``.eager`` is the original, ``.stats()`` the
     cache's state)."""
 
-    def __init__(self, f, static_argnums, static_argnames, max_specializations, check):
+    def __init__(self, f: Callable[..., Any], static_argnums: tuple[int, ...],
+                 static_argnames: tuple[str, ...], max_specializations: int,
+                 check: bool) -> None:
         self.eager = f
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
@@ -228,7 +232,7 @@ class JitFunction:
         key.append(tuple(kinds))
         return tuple(key), dyn, (tree, leaves)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         split = self._split(args, kwargs)
         if split is None:  # under an outer transform: its tracers record the eager run
             return self.eager(*args, **kwargs)
@@ -482,8 +486,10 @@ def _externals(f, prog):
     return checks
 
 
-def jit(f=None, *, static_argnums=(), static_argnames=(), max_specializations=8,
-        check=True):
+def jit(f: Callable[..., Any] | None = None, *,
+        static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
+        max_specializations: int = 8,
+        check: bool = True) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
     """Compile ``f`` with Numba: trace it once per signature, then run the compiled code.
 
     ``jit(f)(*args)`` returns what ``f(*args)`` returns.  The first call with a new
