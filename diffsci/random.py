@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["GOLDEN", "mix64", "normal", "normal_pair"]
+__all__ = ["GOLDEN", "check_seed", "mix64", "normal", "normal_pair"]
 
 #: The 64-bit golden-ratio increment of SplitMix64.
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -38,6 +38,23 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 _S11 = np.uint64(11)
 _TWO_M53 = 2.0**-53
+
+
+def check_seed(seed, who: str, *, generator: bool = False) -> int:
+    """``seed`` as a Python int in [0, 2**64), the range of the counter-based generator's keys,
+    or a ``ValueError`` naming ``who`` and ``seed`` (bools, floats, negative or too large values);
+    with ``generator=True`` a ``numpy.random.Generator`` or None passes through as is.
+
+    >>> check_seed(2**63 + 5, "f")
+    9223372036854775813
+    """
+    if generator and (seed is None or isinstance(seed, np.random.Generator)):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or \
+            not 0 <= int(seed) < 2**64:
+        extra = ", a numpy.random.Generator or None" if generator else ""
+        raise ValueError(f"{who}: seed must be an int in [0, 2**64){extra}, got {seed!r}")
+    return int(seed)
 
 
 @njit(cache=True)

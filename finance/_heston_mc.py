@@ -29,6 +29,7 @@ import enum
 import numpy as np
 
 from diffsci.devices import check_device
+from diffsci.random import check_seed
 from diffsci.scipy.special import ndtr
 from diffsci.typing import ArrayLike
 
@@ -198,7 +199,8 @@ def _check(who, kw):
                          f"adjoint's per-thread scratch), got {n_steps}")
     return McConfig(w=1.0 if call else -1.0, product=0, n_steps=int(n_steps),
                     n_samples=int(n_paths) // 2 if antithetic else int(n_paths),
-                    antithetic=antithetic, smoothing=0.0, seed=int(kw["seed"]), device=device)
+                    antithetic=antithetic, smoothing=0.0, seed=check_seed(kw["seed"], who),
+                    device=device)
 
 
 def _sqrt0(x):

@@ -27,6 +27,7 @@ from scipy.special import ndtri, stdtrit
 
 import diffsci as ds
 from diffsci.devices import check_device
+from diffsci.random import check_seed
 from diffsci.typing import Array, ArrayLike
 
 from . import _kernels
@@ -194,7 +195,7 @@ def _config(who, kw):
     check_real(who, "smoothing", smoothing, low=0.0, strict=False)
     cfg = McConfig(w=1.0 if is_call else -1.0, product=int(product), n_steps=int(n_steps),
                    n_samples=int(n_paths // 2 if antithetic else n_paths), antithetic=antithetic,
-                   smoothing=float(smoothing), seed=int(kw["seed"]),
+                   smoothing=float(smoothing), seed=check_seed(kw["seed"], who),
                    device=check_device(kw["device"]))
     return tuple(kw[name] for name in _ARGS), cfg
 

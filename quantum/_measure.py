@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from diffsci.devices import check_device
+from diffsci.random import check_seed
 from diffsci.typing import Array, ArrayLike
 
 from ._model import Circuit, Hamiltonian, _as_wires, compile_observable
@@ -372,7 +373,7 @@ def sample(circuit: Circuit, theta: ArrayLike | None = None, shots: int = 1000,
     theta = _value(_check_theta(circuit, theta, "sample"))
     wires = _check_wires(circuit, wires, "sample")
     p = probs(circuit, theta, wires, device=device)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, "sample", generator=True))
     k = len(wires)
     flat = p.reshape(-1, p.shape[-1])
     out = np.empty((flat.shape[0], shots, k), np.int8)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from diffsci.random import check_seed
 from diffsci.typing import ArrayLike
 
 from . import _kernels as K
@@ -119,7 +120,7 @@ def expval_shots(circuit: Circuit, theta: ArrayLike | None, observable: Hamilton
     if circuit.noisy:
         raise ValueError("expval_shots: the circuit has noise channels; shot estimates are for "
                          "pure-state circuits.")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed, "expval_shots", generator=True))
     n = circuit.n_qubits
     base = circuit.program
     value, var = 0.0, 0.0

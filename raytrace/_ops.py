@@ -16,6 +16,7 @@ import numpy as np
 import diffsci as ds
 from diffsci.devices import check_device
 from diffsci.extend import is_tracer
+from diffsci.random import check_seed
 
 from . import _kernels as K
 from ._edges import (
@@ -317,8 +318,7 @@ def check_options(depth, samples, seed, device, edges) -> tuple[int, int, int, s
             f"render: samples: expected a perfect square (1, 4, 9, 16, ...) for s×s stratified "
             f"sampling, got {samples}"
         )
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise ValueError(f"render: seed: expected an int, got {seed!r}")
+    seed = check_seed(seed, "render")
     if isinstance(edges, np.bool_):
         edges = bool(edges)
     if edges is True:
@@ -330,4 +330,4 @@ def check_options(depth, samples, seed, device, edges) -> tuple[int, int, int, s
             f"render: edges: expected True, False or a density > 0 (edge samples per pixel of "
             f"edge length), got {edges!r}"
         )
-    return int(depth), side, int(seed), check_device(device), float(edges)
+    return int(depth), side, seed, check_device(device), float(edges)

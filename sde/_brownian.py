@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from diffsci.random import check_seed
+
 from . import _kernels
 
 __all__ = ["AbstractBrownian", "BrownianInterval", "BrownianPath", "checked"]
@@ -76,7 +78,10 @@ def _check_span(t0, t1, who):
 
 def _key(seed, index, salt):
     """A node's 64-bit key, as ``np.uint64`` (a Python int above 2**63 would not pass to numba)."""
-    return np.uint64(_kernels.node_key(seed, index, salt))
+    # Typed arguments: numba's dispatcher, once it holds an int64 compilation, converts a Python
+    # int seed to int64 and overflows at 2**63 (the shard seeds of diffsci.distributed are
+    # 64-bit), whatever was compiled before.
+    return np.uint64(_kernels.node_key(np.uint64(seed), np.int64(index), np.uint64(salt)))
 
 
 def _time_key(seed, t):
@@ -213,9 +218,7 @@ class BrownianInterval(_PointBrownian):
                  cache_bytes: int = _DEFAULT_CACHE_BYTES) -> None:
         self.t0, self.t1 = _check_span(t0, t1, "BrownianInterval")
         self.shape = _check_shape(shape, "BrownianInterval")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"BrownianInterval: seed must be a non-negative int, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = check_seed(seed, "BrownianInterval")
         span = self.t1 - self.t0
         if tol is None:
             depth = _DEFAULT_DEPTH

@@ -11,6 +11,7 @@ import numpy as np
 
 import diffsci as ds
 from diffsci.extend import getval
+from diffsci.random import check_seed
 from diffsci.typing import ArrayLike
 
 from . import _validate
@@ -314,7 +315,7 @@ def sdeint(sde: SDE, y0: ArrayLike, ts: ArrayLike, params: Any = None, *,
             f"{np.shape(getval(y0))}"
         )
     _validate.parameters(params, who)
-    seed = _validate.count(seed, "seed", who, 0)
+    seed = check_seed(_validate.count(seed, "seed", who, 0), who)  # also < 2**64
     snapshots = _validate.count(snapshots, "snapshots", who, 1)
     adaptive = _validate.flag(adaptive, "adaptive", who)
     return_brownian = _validate.flag(return_brownian, "return_brownian", who)
