@@ -60,21 +60,37 @@ def mlp_params():
             "w2": rng.normal(size=(64, 1)) / 8.0, "b2": np.zeros(1)}
 
 
+def rnn_loss(p, shard):
+    """A cache-resident shard: ``steps`` tanh layers of a 64×16 state through one 16×16 matrix
+    (a few KiB of data, so the work is arithmetic and interpreter, not memory traffic)."""
+    seed, steps = shard
+    h = np.random.default_rng(seed).standard_normal((64, 16))
+    for _ in range(steps):
+        h = np.tanh(h @ p)
+    return np.sum(h * h)
+
+
+def rnn_params():
+    return np.random.default_rng(1).standard_normal((16, 16)) * 0.3
+
+
 def timed(fn):
     t0 = time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, out
 
 
-def calibrate(target_s):
-    """Rows per shard so that one in-process value-and-gradient takes ≈ ``target_s``."""
-    p = mlp_params()
-    rows = 4000
+def calibrate(target_s, loss=None, params=None, start=4000, least=1000):
+    """The size (rows, or steps) per shard so that one in-process value-and-gradient of
+    ``loss`` (the MLP by default) takes ≈ ``target_s``."""
+    loss = mlp_loss if loss is None else loss
+    p = mlp_params() if params is None else params
+    rows = start
     for _ in range(4):
-        t = statistics.median(timed(lambda: ds.value_and_grad(mlp_loss)(p, (1, rows)))[0]
+        t = statistics.median(timed(lambda: ds.value_and_grad(loss)(p, (1, rows)))[0]
                               for _ in range(3))
-        rows = max(1000, int(rows * target_s / t))
-    t = statistics.median(timed(lambda: ds.value_and_grad(mlp_loss)(p, (1, rows)))[0]
+        rows = max(least, int(rows * target_s / t))
+    t = statistics.median(timed(lambda: ds.value_and_grad(loss)(p, (1, rows)))[0]
                           for _ in range(5))
     return rows, t
 
@@ -176,6 +192,27 @@ def main():
                           "speedup_1_to_2": speedup, "efficiency": {str(k): v for k, v in
                                                                    eff.items()},
                           "bit_identical": same}
+
+        # 2b. the same with a cache-resident shard: two workers on two cores share the memory
+        # bandwidth, so a memory-bound shard (the MLP's 24 MB of data) cannot scale by 2 here
+        # whatever the scheduler does; this row separates the two effects.
+        steps, t_rnn = calibrate(0.15, rnn_loss, rnn_params(), start=2000, least=100)
+        pr = rnn_params()
+        rshards = [(s, steps) for s in dd.shard_seeds(12, n_heavy)]
+        rt = {"serial": [], 1: [], 2: []}
+        for _ in range(rounds):
+            rt["serial"].append(timed(lambda: dd.value_and_grad(
+                rnn_loss, pr, rshards, client="serial", progress=False))[0])
+            for w, k in clients.items():
+                rt[w].append(timed(lambda: dd.value_and_grad(
+                    rnn_loss, pr, rshards, client=k, progress=False))[0])
+        rmed = {k: statistics.median(v) for k, v in rt.items()}
+        print(f"   cache-resident shards ({n_heavy} × {1e3 * t_rnn:.0f} ms, {steps} tanh layers "
+              f"of a 64×16 state): in process {rmed['serial']:.2f} | 1 worker {rmed[1]:.2f} | "
+              f"2 workers {rmed[2]:.2f} | speed-up 1→2 workers {rmed[1] / rmed[2]:.2f}× | "
+              f"2 workers vs in process {rmed['serial'] / rmed[2]:.2f}×")
+        out["scaling_cache_resident"] = {"shard_s": t_rnn, "median_s": {
+            str(k): v for k, v in rmed.items()}, "speedup_1_to_2": rmed[1] / rmed[2]}
 
     # 3. the model (benchmarks/README.md, "Scaling")
     o_w = max(fits[1]["per_shard_s"], 1e-6)
