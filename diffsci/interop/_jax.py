@@ -29,10 +29,10 @@ import numpy as np
 
 from .._api import pullback
 from .._core import Dual, Tracer, getval
-from .._custom import custom_vjp
 from .._forward import jvp as ds_jvp
 from .._tree import tree_flatten as ds_flatten
 from .._tree import tree_unflatten as ds_unflatten
+from ._prim import BridgedPrim
 
 __all__ = ["to_jax", "from_jax"]
 
@@ -346,22 +346,15 @@ def _infer(f, tree, leaves, who):
 # ---------------------------------------------------------------------------
 # JAX -> diffsci
 # ---------------------------------------------------------------------------
-class _JaxPrim:
-    """A flat JAX function ``jfn(*arrays) -> tuple of arrays`` as a diffsci custom_vjp whose
-    backward is the _JaxPrim of its ``jax.vjp`` and whose forward rule the _JaxPrim of its
-    ``jax.jvp`` (so every order recurses through JAX)."""
+class _JaxPrim(BridgedPrim):
+    """A flat JAX function ``jfn(*arrays) -> tuple of arrays`` as a diffsci primitive whose
+    VJP and JVP are the _JaxPrims of ``jax.vjp`` and ``jax.jvp``."""
 
     def __init__(self, jfn, name, jit):
         self.jfn = jax.jit(jfn) if jit else jfn
         self.raw = jfn
-        self.name, self.jit = name, jit
-        self._vjp = self._jvp = None
-        self.diff_out = None
-        prim = custom_vjp(self._run)
-        prim.__name__ = name
-        prim.defvjp(self._fwd, self._bwd)
-        prim.defjvp(self._jvp_rule)
-        self.prim = prim
+        self.jit = jit
+        super().__init__(name)
 
     def _run(self, *xs):
         who = f"from_jax({self.name})"
@@ -380,56 +373,40 @@ class _JaxPrim:
                                 f"bridged into diffsci must return arrays (or pytrees of "
                                 f"them)")
             arrs.append(np.array(o))  # a writable host copy (JAX's buffers are read-only)
-        if self.diff_out is None:
-            self.diff_out = [a.dtype.kind in "fc" for a in arrs]
-        return tuple(arrs)
+        return self._outputs(arrs)
 
-    def _fwd(self, *xs):
-        return self.prim(*xs), xs
+    def _vjp_prim(self, n):
+        raw, dout = self.raw, self.diff_out
 
-    def _bwd(self, xs, gs):
-        if self._vjp is None:
-            raw, n, dout = self.raw, len(xs), self.diff_out
+        def vjp(*args):
+            ys, cs = args[:n], args[n:]
+            din = [k for k, y in enumerate(ys) if _diff(jnp.result_type(y))]
 
-            def vjp(*args):
-                ys, cs = args[:n], args[n:]
-                din = [k for k, y in enumerate(ys) if _diff(jnp.result_type(y))]
+            def part(*d):
+                full = list(ys)
+                for k, v in zip(din, d):
+                    full[k] = v
+                outs = raw(*full)
+                return tuple(o for o, f in zip(outs, dout) if f)
 
-                def part(*d):
-                    full = list(ys)
-                    for k, v in zip(din, d):
-                        full[k] = v
-                    outs = raw(*full)
-                    return tuple(o for o, f in zip(outs, dout) if f)
+            _, back = jax.vjp(part, *(ys[k] for k in din))
+            # diffsci's cotangents -> JAX's and back: conjugate the complex ones
+            cts = back(tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in cs))
+            res = [jnp.zeros_like(y) for y in ys]
+            for k, c in zip(din, cts):
+                res[k] = jnp.conj(c) if jnp.iscomplexobj(c) else c
+            return tuple(res)
 
-                _, back = jax.vjp(part, *(ys[k] for k in din))
-                # diffsci's cotangents -> JAX's and back: conjugate the complex ones
-                cts = back(tuple(jnp.conj(c) if jnp.iscomplexobj(c) else c for c in cs))
-                res = [jnp.zeros_like(y) for y in ys]
-                for k, c in zip(din, cts):
-                    res[k] = jnp.conj(c) if jnp.iscomplexobj(c) else c
-                return tuple(res)
+        return _JaxPrim(vjp, f"vjp of {self.name}", self.jit)
 
-            self._vjp = _JaxPrim(vjp, f"vjp of {self.name}", self.jit)
-        gd = [g for g, d in zip(gs, self.diff_out) if d]
-        cts = self._vjp.prim(*xs, *gd)
-        return tuple(None if not _diff(np.result_type(getval(x))) else c
-                     for x, c in zip(xs, cts))
+    def _jvp_prim(self, n):
+        raw = self.raw
 
-    def _jvp_rule(self, primals, tangents):
-        if self._jvp is None:
-            raw, n = self.raw, len(primals)
+        def jvp(*args):
+            out, tout = jax.jvp(raw, tuple(args[:n]), tuple(args[n:]))
+            return (*out, *tout)
 
-            def jvp(*args):
-                out, tout = jax.jvp(raw, tuple(args[:n]), tuple(args[n:]))
-                return (*out, *tout)
-
-            self._jvp = _JaxPrim(jvp, f"jvp of {self.name}", self.jit)
-        zs = [np.zeros(np.shape(getval(p)), np.result_type(getval(p))) if t is None else t
-              for p, t in zip(primals, tangents)]
-        res = self._jvp.prim(*primals, *zs)
-        n = len(res) // 2
-        return tuple(res[:n]), tuple(res[n:])
+        return _JaxPrim(jvp, f"jvp of {self.name}", self.jit)
 
 
 def from_jax(fn, *, jit=True, name=None):

@@ -24,8 +24,8 @@ import torch
 
 from .._api import _Traced, pullback
 from .._core import Dual, Tracer, getval
-from .._custom import custom_vjp
 from .._tree import tree_flatten, tree_unflatten
+from ._prim import BridgedPrim
 
 __all__ = ["to_torch", "TorchModule", "from_torch"]
 
@@ -403,21 +403,14 @@ def _out_arrays(out, who):
     return arrs, tree
 
 
-class _TorchPrim:
-    """A flat torch function ``tfn(*tensors) -> tuple of tensors`` as a diffsci custom_vjp,
-    whose backward is the _TorchPrim of its VJP and whose forward rule the _TorchPrim of
-    its JVP (so every order recurses through torch)."""
+class _TorchPrim(BridgedPrim):
+    """A flat torch function ``tfn(*tensors) -> tuple of tensors`` as a diffsci primitive,
+    whose VJP and JVP are the _TorchPrims of torch's; one reverse level keeps torch's graph
+    from the forward instead."""
 
     def __init__(self, tfn, name):
         self.tfn = tfn
-        self.name = name
-        self._vjp = self._jvp = None
-        self.diff_out = None
-        prim = custom_vjp(self._run)
-        prim.__name__ = name
-        prim.defvjp(self._fwd, self._bwd)
-        prim.defjvp(self._jvp_rule)
-        self.prim = prim
+        super().__init__(name)
 
     def _run(self, *xs):
         who = f"from_torch({self.name})"
@@ -425,9 +418,7 @@ class _TorchPrim:
         with torch.no_grad():
             out = self.tfn(*ts)
         arrs, _ = _out_arrays(out, who)
-        if self.diff_out is None:
-            self.diff_out = [a.dtype.kind in "fc" for a in arrs]
-        return tuple(arrs)
+        return self._outputs(arrs)
 
     def _fwd(self, *xs):
         if any(type(x) is Tracer or type(x) is Dual for x in xs):
@@ -442,43 +433,32 @@ class _TorchPrim:
                     t.requires_grad_()
             outs = self.tfn(*ts)
         arrs, _ = _out_arrays(outs, who)
-        if self.diff_out is None:
-            self.diff_out = [a.dtype.kind in "fc" for a in arrs]
-        return tuple(arrs), (xs, (ts, tuple(tree_flatten(outs)[0])))
+        return self._outputs(arrs), (xs, (ts, tuple(tree_flatten(outs)[0])))
 
     def _bwd(self, res, gs):
         xs, kept = res
-        if kept is not None and not any(type(g) is Tracer or type(g) is Dual for g in gs):
-            ts, outs = kept
-            pairs = [(o, _as_tensor(g)) for o, g, d in zip(outs, gs, self.diff_out)
-                     if d and o.requires_grad]
-            wrt = [t for t in ts if t.requires_grad]
-            grads = iter(torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
-                                             retain_graph=True, allow_unused=True)
-                         if pairs and wrt else [None] * len(wrt))
-            cts = []
-            for x, t in zip(xs, ts):
-                c = next(grads) if t.requires_grad else None
-                cts.append(None if not t.requires_grad else
-                           np.zeros(np.shape(x), np.result_type(x)) if c is None else
-                           _to_numpy(c, f"from_torch({self.name})", "a cotangent").copy())
-            return tuple(cts)
-        if self._vjp is None:
-            self._vjp = _TorchPrim(_torch_vjp(self.tfn, len(xs), self.diff_out),
-                                   f"vjp of {self.name}")
-        gd = [g for g, d in zip(gs, self.diff_out) if d]
-        cts = self._vjp.prim(*xs, *gd)
-        return tuple(None if np.result_type(getval(x)).kind not in "fc" else c
-                     for x, c in zip(xs, cts))
+        if kept is None or any(type(g) is Tracer or type(g) is Dual for g in gs):
+            return super()._bwd(xs, gs)
+        ts, outs = kept
+        pairs = [(o, _as_tensor(g)) for o, g, d in zip(outs, gs, self.diff_out)
+                 if d and o.requires_grad]
+        wrt = [t for t in ts if t.requires_grad]
+        grads = iter(torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
+                                         retain_graph=True, allow_unused=True)
+                     if pairs and wrt else [None] * len(wrt))
+        cts = []
+        for x, t in zip(xs, ts):
+            c = next(grads) if t.requires_grad else None
+            cts.append(None if not t.requires_grad else
+                       np.zeros(np.shape(x), np.result_type(x)) if c is None else
+                       _to_numpy(c, f"from_torch({self.name})", "a cotangent").copy())
+        return tuple(cts)
 
-    def _jvp_rule(self, primals, tangents):
-        if self._jvp is None:
-            self._jvp = _TorchPrim(_torch_jvp(self.tfn, len(primals)), f"jvp of {self.name}")
-        zs = [np.zeros(np.shape(getval(p)), np.result_type(getval(p))) if t is None else t
-              for p, t in zip(primals, tangents)]
-        res = self._jvp.prim(*primals, *zs)
-        n = len(res) // 2
-        return tuple(res[:n]), tuple(res[n:])
+    def _vjp_prim(self, n):
+        return _TorchPrim(_torch_vjp(self.tfn, n, self.diff_out), f"vjp of {self.name}")
+
+    def _jvp_prim(self, n):
+        return _TorchPrim(_torch_jvp(self.tfn, n), f"jvp of {self.name}")
 
 
 def _is_diff_tensor(x):
