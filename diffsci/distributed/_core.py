@@ -279,6 +279,21 @@ def cluster_client(client, n_tasks=None):
         yield c
 
 
+def _checked(name, fn, shards):
+    """``shards`` checked, and ``fn`` callable."""
+    shards = _check_shards(name, shards)
+    if not callable(fn):
+        raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
+    return shards
+
+
+def _bar(name, n, progress):
+    """The progress bar over ``n`` shards: None shows it for runs longer than 2 s, False
+    never, True at once."""
+    return tqdm(total=n, desc=name, file=sys.stderr, disable=progress is False,
+                delay=0.0 if progress else 2.0, dynamic_ncols=True, leave=False)
+
+
 def map_sum(fn, payload, shards, *, client=None, weights=None, progress=None, name="map_sum"):
     """``Σ_s w_s · fn(payload, shards[s])`` of pytree results, summed by a fixed tree on a cluster.
 
@@ -309,12 +324,9 @@ def map_sum(fn, payload, shards, *, client=None, weights=None, progress=None, na
             ``remote_traceback``), its task killed the workers it ran on too often, or two
             shards returned different structures. Never a partial sum.
     """
-    shards = _check_shards(name, shards)
-    if not callable(fn):
-        raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
+    shards = _checked(name, fn, shards)
     ws = _check_weights(name, weights, len(shards))
-    bar = tqdm(total=len(shards), desc=name, file=sys.stderr, disable=progress is False,
-               delay=0.0 if progress else 2.0, dynamic_ncols=True, leave=False)
+    bar = _bar(name, len(shards), progress)
     try:
         with cluster_client(client, len(shards)) as c:
             if c is None:
@@ -393,11 +405,8 @@ def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_sha
     Returns:
         A list with one result per shard.
     """
-    shards = _check_shards(name, shards)
-    if not callable(fn):
-        raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
-    bar = tqdm(total=len(shards), desc=name, file=sys.stderr, disable=progress is False,
-               delay=0.0 if progress else 2.0, dynamic_ncols=True, leave=False)
+    shards = _checked(name, fn, shards)
+    bar = _bar(name, len(shards), progress)
     try:
         with cluster_client(client, len(shards)) as c:
             if c is None:
