@@ -447,12 +447,7 @@ def compile_program(prog, name="f"):
                 _flush_group(ctx, grp, uses)
                 grp = None
                 close_segment()
-                args = []
-                for a in g.args:
-                    if isinstance(a, Ref):
-                        args.append(_driver_ref(ctx, a))
-                    else:
-                        args.append(_driver_const(ctx, dglobals, a))
+                args = _driver_args(ctx, dglobals, g.args)
                 dglobals[f"_g{k}"] = g.fun
                 dglobals[f"_o{k}"] = g.observed
                 kw = "".join(f", {key}=_gk{k}[{key!r}]" for key in g.kwargs)
@@ -495,12 +490,7 @@ def compile_program(prog, name="f"):
         grp = None
         close_segment()
         opaque_names.append(node.prim.__name__)
-        args = []
-        for a in node.args:
-            if isinstance(a, Ref):
-                args.append(_driver_ref(ctx, a))
-            else:
-                args.append(_driver_const(ctx, dglobals, a))
+        args = _driver_args(ctx, dglobals, node.args)
         dglobals[f"_f{node.idx}"] = node.fun
         dglobals[f"_k{node.idx}"] = node.kwargs
         kw = f", **_k{node.idx}" if node.kwargs else ""
@@ -609,6 +599,12 @@ class _Probe:
 
     def const_array(self, v):
         return "c"
+
+
+def _driver_args(ctx, dglobals, args):
+    """The driver's source for each argument of a call it makes: a value or a constant."""
+    return [_driver_ref(ctx, a) if isinstance(a, Ref) else _driver_const(ctx, dglobals, a)
+            for a in args]
 
 
 def _driver_ref(ctx, a):
