@@ -17,9 +17,11 @@ import numpy as np
 
 from .._core import Dual, Tracer
 from .._tree import _dataclass_parts, tree_flatten, tree_unflatten
-from . import _trace
+from . import _outer, _trace
 from ._codegen import GuardFail
 from ._compile import compile_program, numba_settings
+from ._outer import is_dynamic as _is_dynamic
+from ._outer import static_key as _static_key
 from ._trace import CannotCompile
 
 __all__ = ["jit", "JitFunction", "JitWarning", "OPAQUE"]
@@ -152,6 +154,9 @@ class JitFunction:
         self._warned = set()
         self.compile_seconds = 0.0
         self.traces = 0
+        self._derived = {}  # "vjp"/"jvp" -> the jitted rules used under outer transforms
+        self._ext = f  # whose closures, globals and defaults are checked at call time
+        self._name = _fname(f)
         functools.update_wrapper(self, f)
 
     def __repr__(self):
@@ -234,8 +239,8 @@ class JitFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         split = self._split(args, kwargs)
-        if split is None:  # under an outer transform: its tracers record the eager run
-            return self.eager(*args, **kwargs)
+        if split is None:  # under an outer transform: one record of it (see _outer.py)
+            return _outer.call(self, args, kwargs)
         key, dyn, rebuild = split
         entry = self._cache.get(key)
         if entry is None:
@@ -252,7 +257,7 @@ class JitFunction:
             if len(entry.specs) >= self.max_specializations:
                 spec, k = entry.last_guard
                 self._warn_once(("retrace", key), (
-                    f"diffsci.jit: {_fname(self.eager)} keeps re-tracing: "
+                    f"diffsci.jit: {self._name} keeps re-tracing: "
                     f"{len(entry.specs)} specializations for one signature; the guard that "
                     f"failed last is {_guard_label(spec, k)}. Further calls with a new outcome "
                     f"run eagerly; make the value static (static_argnums) or the branch "
@@ -294,14 +299,14 @@ class JitFunction:
             reason = f"tracing it failed ({_reason(e)}) where the eager call succeeds"
             entry.eager = _Eager(reason)
             self._warn_once(("eager", reason), (
-                f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: {reason}"))
+                f"diffsci.jit: {self._name} runs eagerly for this signature: {reason}"))
             return res
         out_leaves, out_tree = tree_flatten(out)
         eager_out = tree_unflatten(out_tree, [_trace.getval(o) for o in out_leaves])
         try:
             prog = _trace.build(tr, out_leaves, out_tree, None)
-            exts = _externals(self.eager, prog)
-            compiled = compile_program(prog, _fname(self.eager))
+            exts = _externals(self._ext, prog)
+            compiled = compile_program(prog, self._name)
             spec = Specialization(prog, compiled, exts, None)
             with numba_settings():
                 res = spec.run(dyn)  # compiles (or loads from Numba's cache)
@@ -309,7 +314,7 @@ class JitFunction:
             reason = _reason(e)
             entry.eager = _Eager(reason)
             self._warn_once(("eager", reason), (
-                f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: "
+                f"diffsci.jit: {self._name} runs eagerly for this signature: "
                 f"{reason}"))
             self.compile_seconds += time.perf_counter() - t0
             return eager_out
@@ -321,7 +326,7 @@ class JitFunction:
             if bad:
                 entry.eager = _Eager(f"compiled result differs from eager: {bad}")
                 self._warn_once(("mismatch", key), (
-                    f"diffsci.jit: {_fname(self.eager)} runs eagerly for this signature: the "
+                    f"diffsci.jit: {self._name} runs eagerly for this signature: the "
                     f"compiled code computed {bad} (please report this as a bug)."))
                 return eager_out
         entry.specs.insert(0, spec)
@@ -394,24 +399,6 @@ def _fast(x, dyn):
             raise _Slow from None
         return (t, tuple(static), *[_fast(getattr(x, n), dyn) for n in names])
     raise _Slow
-
-
-def _is_dynamic(v):
-    tv = type(v)
-    return tv is _ndarray or tv is float or tv is complex or (
-        isinstance(v, np.generic) and v.dtype.kind in "fciu")
-
-
-def _static_key(v, what):
-    try:
-        hash(v)
-    except TypeError:
-        raise TypeError(
-            f"diffsci.jit: {what} is a {type(v).__name__}, which is not hashable; static "
-            f"values key the cache of compiled code. Pass arrays and numbers as ordinary "
-            f"(traced) arguments, or make the value hashable (a tuple instead of a list)."
-        ) from None
-    return (type(v), v)
 
 
 def _fname(f):
@@ -499,8 +486,11 @@ def jit(f: Callable[..., Any] | None = None, *,
     later calls run the compiled code.  Transforms compose in both orders: inside,
     ``jit(value_and_grad(loss))`` compiles the forward and the reverse pass as one program
     (the rules of the backward sweep are recorded like any other computation), and
-    ``jit(jvp(...))`` the tangent pass; outside, ``grad(jit(f))``, ``jvp(jit(f), ...)`` and
-    ``hessian(jit(f))`` run ``f`` eagerly under their tracers.
+    ``jit(jvp(...))`` the tangent pass; outside, ``grad(jit(f))``, ``vjp(jit(f), ...)``,
+    ``jvp(jit(f), ...)`` and ``hessian(jit(f))`` record the call as one operation whose
+    derivative rules are compiled too (the VJP is the fused forward + reverse program of
+    ``jit(value_and_grad)``, which computes the forward pass again; the JVP that of
+    ``jit(jvp)``; each order of a higher derivative compiles its own program).
 
     Python control flow stays Python.  Every decision the trace took on a value (``if x >
     0``, ``int(n)``, ``x.item()``, ``np.floor``, a loop that stops when a term is small) is a
