@@ -157,7 +157,9 @@ class JitFunction:
         self._derived = {}  # "vjp"/"jvp" -> the jitted rules used under outer transforms
         self._ext = f  # whose closures, globals and defaults are checked at call time
         self._name = _fname(f)
-        functools.update_wrapper(self, f)
+        # not f's __dict__: a function made by functools.wraps(jit(g)) (grad(jit(g))) carries
+        # the JitFunction attributes of jit(g), which would replace these
+        functools.update_wrapper(self, f, updated=())
 
     def __repr__(self):
         return f"<diffsci.jit of {getattr(self.eager, '__name__', self.eager)!r}>"

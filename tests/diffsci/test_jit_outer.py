@@ -1,0 +1,259 @@
+"""``diffsci.jit`` under outer transforms: ``grad(jit(f))``, ``jvp(jit(f))``, ``hessian(jit(f))``.
+
+The jitted function runs as one record of the outer transform, whose rules are the derived
+jitted functions ``jit(vjp_f)`` / ``jit(jvp_f)`` (diffsci/_jit/_outer.py).  Same numbers as
+eager mode over the whole spec table of tests/diffsci/test_numpy_grads.py, nesting in every
+order, guards, closures and ``check=True`` for the derived programs, and a count that ``f``
+really stops running once compiled.  The "python" backend runs the generated source as
+plain Python (tests/diffsci/test_jit_numba.py compiles a sample with Numba).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+from diffsci._jit import JitWarning, _compile
+from diffsci.testing import check_grads
+
+from . import test_numpy_grads as tng
+from .test_jit import close, strict
+from .test_paper_capabilities import taylor_sin
+
+
+@pytest.fixture(autouse=True)
+def python_backend(monkeypatch, tmp_path):
+    monkeypatch.setattr(_compile, "BACKEND", "python")
+    monkeypatch.setenv("DIFFSCI_JIT_CACHE", str(tmp_path))
+
+
+def _weights(rng, out):
+    return [rng.standard_normal(np.shape(ds.stop_gradient(o))) for o in ds.tree_leaves(out)]
+
+
+def _weighted(fun, ws):
+    def loss(*a):
+        total = 0.0
+        for o, w in zip(ds.tree_leaves(fun(*a)), ws):
+            total = total + np.sum(np.real(o * w))
+        return total
+
+    return loss
+
+
+def _tangent(rng, a):
+    a = np.asarray(a)
+    t = rng.standard_normal(a.shape)
+    if a.dtype.kind == "c":
+        t = t + 1j * rng.standard_normal(a.shape)
+    return t.astype(a.dtype) if a.shape else a.dtype.type(t)
+
+
+_SPECS = tng.SPECS
+
+
+@pytest.mark.parametrize("k", range(len(_SPECS)))
+def test_every_spec_grad_and_jvp_of_jit_equal_eager(k):
+    """grad(loss of jit(f)) and jvp(jit(f)) against eager mode, for every spec."""
+    spec = _SPECS[k]
+    rng = np.random.default_rng(zlib.crc32(spec.name.encode()) + 1)
+    args = tuple(sample(rng) for sample in spec.args)
+    nums = tuple(range(len(args)))
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        ws = _weights(rng, spec.fun(*args))
+        jf = ds.jit(spec.fun)
+        g_ref = ds.grad(_weighted(spec.fun, ws), argnums=nums)(*args)
+        g_jit = ds.grad(_weighted(jf, ws), argnums=nums)
+        close(g_jit(*args), g_ref, rtol=1e-12)
+        close(g_jit(*args), g_ref, rtol=1e-12)  # the cached programs, again
+        tans = tuple(_tangent(rng, a) for a in args)
+        close(ds.jvp(jf, args, tans), ds.jvp(spec.fun, args, tans), rtol=1e-12)
+    eager = [str(w.message) for w in caught if issubclass(w.category, JitWarning)]
+    assert all("in-place write" in m for m in eager), eager
+    if not eager:  # the derived programs ran, compiled once each
+        assert jf._derived["vjp"].stats()["specializations"] == 1
+        assert jf._derived["jvp"].stats()["specializations"] == 1
+
+
+# ---------------------------------------------------------------- f stops running
+def test_f_runs_only_while_tracing():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sum(np.sin(x) * x ** 2)
+
+    jf = ds.jit(f)
+    x = np.array([0.3, 1.1])
+    closed = np.cos(x) * x ** 2 + 2 * x * np.sin(x)
+    c = strict()
+    for k in range(3):
+        close(ds.grad(jf)(x + k), np.cos(x + k) * (x + k) ** 2 + 2 * (x + k) * np.sin(x + k))
+    n = len(calls)
+    for _ in range(3):
+        close(ds.grad(jf)(x), closed)
+        v, g = ds.value_and_grad(jf)(x)
+        y, back = ds.vjp(jf, x)
+        close(back(2.0)[0], 2 * closed)
+        close(ds.jvp(jf, (x,), (np.ones(2),))[1], np.sum(closed))
+    c.__exit__(None, None, None)
+    assert n == 2 and len(calls) == 3  # traced once each: forward, jit(vjp_f), jit(jvp_f)
+    assert v == f(x) and g.dtype == np.float64
+
+
+# ---------------------------------------------------------------- nesting
+def f2(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def hess2(x):
+    return np.diag(-np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+
+
+def test_hessian_and_grad_of_grad_of_jit():
+    x = np.array([0.3, 1.1, -0.7])
+    jf = ds.jit(f2)
+    c = strict()
+    close(ds.hessian(jf)(x), hess2(x), rtol=1e-10)
+    close(ds.hessian(jf, mode="fwd")(x), hess2(x), rtol=1e-10)
+    close(ds.hessian(jf)(x * 2), hess2(x * 2), rtol=1e-10)
+    close(ds.grad(lambda x: np.sum(ds.grad(jf)(x) ** 2))(x),
+          2 * hess2(x) @ ds.grad(f2)(x), rtol=1e-10)
+    close(ds.jvp(ds.grad(jf), (x,), (np.ones(3),))[1], hess2(x) @ np.ones(3), rtol=1e-10)
+    c.__exit__(None, None, None)
+    # the second order ran as compiled programs: the VJP of jit(vjp_f) is compiled too
+    vjp1 = jf._derived["vjp"]
+    assert vjp1.stats()["specializations"] >= 1
+    assert vjp1._derived["vjp"].stats()["specializations"] >= 1
+    check_grads(jf, (x,), order=2)
+
+
+def test_grad_of_jit_of_grad_and_jit_of_grad_of_jit():
+    x = np.array([0.3, 1.1])
+    c = strict()
+    ggj = ds.grad(lambda x: np.sum(ds.jit(ds.grad(f2))(x)))
+    close(ggj(x), np.diag(hess2(x)), rtol=1e-10)
+    close(ds.jit(ds.grad(ds.jit(f2)))(x), ds.grad(f2)(x))  # inside a trace: inlined
+    close(ds.jit(ds.hessian(ds.jit(f2)))(x), hess2(x), rtol=1e-10)
+    c.__exit__(None, None, None)
+    check_grads(ds.jit(ds.grad(f2)), (x,), order=2)
+
+
+def test_traced_cotangent_and_mixed_levels():
+    x = np.array([0.4, -1.3])
+    jf = ds.jit(lambda x, y: np.sin(x) * y)
+
+    def inner(y):  # y is traced by the outer grad, x only by the inner one
+        return np.sum(ds.grad(lambda x: np.sum(jf(x, y) * y))(x))
+
+    # d/dy Σ_i cos(x_i) y_i²  = 2 y cos(x)
+    y = np.array([0.5, 2.0])
+    close(ds.grad(inner)(y), 2 * y * np.cos(x), rtol=1e-12)
+
+    def transpose(v):  # the pullback's cotangent traced: VJP of the VJP
+        _, back = ds.vjp(lambda x: jf(x, y), x)
+        return np.sum(back(v)[0] ** 2)
+
+    v = np.array([1.5, -0.5])
+    close(ds.grad(transpose)(v), 2 * (np.cos(x) * y) ** 2 * v, rtol=1e-12)
+    both = ds.grad(lambda x, y: np.sum(jf(x, y) ** 2), argnums=(0, 1))(x, y)
+    close(both, (2 * np.sin(x) * np.cos(x) * y ** 2, 2 * np.sin(x) ** 2 * y))
+
+
+# ---------------------------------------------------------------- guards, closures, check
+def test_guards_of_the_derived_programs_respecialize():
+    jf = ds.jit(taylor_sin, static_argnames="log")
+    g = ds.grad(jf)
+    quiet = lambda s: None  # noqa: E731
+    eager = ds.grad(taylor_sin)
+    for x in (1.0, 1.05, 0.1, 0.12, 3.0):
+        assert g(x, log=quiet) == eager(x, log=quiet)
+    # 1.0 and 1.05 need the same number of terms, 0.1 and 0.12 another, 3.0 a third
+    assert jf.stats()["specializations"] == 3
+    assert jf._derived["vjp"].stats()["specializations"] == 3
+
+
+def test_closures_are_read_at_call_time_by_the_derived_programs():
+    w = np.array([1.0, 2.0])
+
+    def f(x):
+        return np.sum(np.sin(x) * w)
+
+    jf = ds.jit(f)
+    x = np.array([0.2, 0.9])
+    close(ds.grad(jf)(x), np.cos(x) * w)
+    w[1] = -3.0  # in place: seen
+    close(ds.grad(jf)(x), np.cos(x) * np.array([1.0, -3.0]))
+    close(ds.jvp(jf, (x,), (np.ones(2),))[1], np.sum(np.cos(x) * w))
+    w = np.array([5.0, 6.0])  # rebound: traced again
+    close(ds.grad(jf)(x), np.cos(x) * w)
+    assert jf._derived["vjp"].stats()["traces"] == 2
+
+
+def test_check_catches_a_wrong_derived_program(monkeypatch):
+    real = _compile.compile_program
+
+    def wrong(prog, name="f"):
+        c = real(prog, name)
+        if name.startswith("vjp of"):
+            d = c.driver
+            c.driver = lambda *a: tuple(v + 1e-3 for v in d(*a))
+        return c
+
+    import diffsci._jit as dj
+
+    monkeypatch.setattr(dj, "compile_program", wrong)
+    jf = ds.jit(f2)
+    x = np.array([0.3, 1.1])
+    with pytest.warns(JitWarning, match="vjp of f2 runs eagerly.*compiled code computed"):
+        close(ds.grad(jf)(x), ds.grad(f2)(x))
+    close(ds.grad(jf)(x), ds.grad(f2)(x))  # that signature now runs eagerly
+
+
+# ---------------------------------------------------------------- arguments and outputs
+@dataclasses.dataclass
+class P:
+    a: object
+    b: object
+
+
+def test_pytrees_statics_and_multiple_outputs():
+    def f(p, d, n, scale=1.0):
+        r = np.sqrt(p.a ** 2 + p.b ** 2) * scale
+        return {"r": r, "pair": (d["w"] * r ** n, n, np.argmax(d["w"]))}
+
+    jf = ds.jit(f, static_argnums=2)
+
+    def loss(fun):
+        def l(p, d):
+            o = fun(p, d, 3, scale=2.0)
+            assert o["pair"][1] == 3
+            return o["r"] + np.sum(o["pair"][0] * np.array([1.0, -1.0]))
+
+        return l
+
+    p, d = P(3.0, 4.0), {"w": np.array([1.0, 2.0])}
+    c = strict()
+    got = ds.grad(loss(jf), argnums=(0, 1))(p, d)
+    c.__exit__(None, None, None)
+    ref = ds.grad(loss(f), argnums=(0, 1))(p, d)
+    close(got, ref)
+    assert isinstance(got[0], P) and got[0].a == pytest.approx(ref[0].a)
+    # closed form: r = 10, loss = r + (w0 - w1) r^3, dloss/dw = (r^3, -r^3)
+    close(got[1]["w"], np.array([1000.0, -1000.0]))
+    check_grads(lambda p, d: loss(jf)(p, d), (p, d))
+
+
+def test_integer_and_unused_inputs_under_grad():
+    jf = ds.jit(lambda x, n, z: np.sum(x[::2] ** 2) * n + 0.0 * np.sum(z))
+    x = np.array([1.0, 2.0, 3.0])
+    c = strict()
+    g = ds.grad(lambda x, z: jf(x, np.int64(3), z), argnums=(0, 1))(x, np.ones(2))
+    c.__exit__(None, None, None)
+    close(g, (np.array([6.0, 0.0, 18.0]), np.zeros(2)))
