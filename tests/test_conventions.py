@@ -55,6 +55,65 @@ def test_odeint_calls_func_as_scipy_does():
     np.testing.assert_allclose(ys[-1], y0 * np.exp(-0.35), rtol=1e-6)
 
 
+_A, _B = np.array([1.0, 2.0]), np.array([0.5, 0.1])
+
+
+def _two(y, t, a, b):
+    return -a * y + b
+
+
+def _packed(y, t, p):
+    return -p[0] * y + p[1]
+
+
+def _star(y, t, *p):
+    return -p[0][0] * y + p[0][1] if len(p) == 1 else -p[0] * y + p[1]
+
+
+def _two_tfirst(t, y, a, b):
+    return -a * y + b
+
+
+def _one_default(y, t, a, b=np.zeros(2)):  # takes the tuple whole (as a) or unpacked
+    a = a if not isinstance(a, tuple) else a[0]
+    return -a * y + b
+
+
+@pytest.mark.parametrize("func, call, ref", [
+    # SciPy's positional args tuple: unpacked where func cannot take it whole
+    (_two, lambda f, y0, t: odeint(f, y0, t, (_A, _B)), "scipy"),
+    (_two_tfirst, lambda f, y0, t: odeint(f, y0, t, (_A, _B), tfirst=True), "scipy_tfirst"),
+    # a func that takes one parameter: the tuple is that parameter (diffsci's *args)
+    (_packed, lambda f, y0, t: odeint(f, y0, t, (_A, _B)), "scipy"),
+    # *args and defaults bind either way: diffsci's reading (the tuple whole) is kept
+    (_star, lambda f, y0, t: odeint(f, y0, t, (_A, _B)), "scipy"),
+    (_one_default, lambda f, y0, t: odeint(f, y0, t, (_A, _B)), "a_only"),
+    # the spelled-out forms
+    (_two, lambda f, y0, t: odeint(f, y0, t, _A, _B), "scipy"),
+    (_two, lambda f, y0, t: odeint(f, y0, t, args=(_A, _B)), "scipy"),
+])
+def test_odeint_reads_scipys_positional_args_tuple_only_where_unambiguous(func, call, ref):
+    """``odeint(f, y0, t, (a, b))`` means ``args=(a, b)`` in SciPy and one argument in
+    diffsci's ``*args``; every signature class gets the reading that binds, checked against
+    scipy.integrate.odeint's solution of the intended equation."""
+    import scipy.integrate
+    y0, t = np.ones(2), np.linspace(0.0, 1.0, 4)
+    tol = dict(rtol=1e-11, atol=1e-12)
+    want = {"scipy": lambda: scipy.integrate.odeint(_two, y0, t, (_A, _B), **tol),
+            "scipy_tfirst": lambda: scipy.integrate.odeint(_two, y0, t, (_A, _B), **tol),
+            "a_only": lambda: scipy.integrate.odeint(_two, y0, t, (_A, np.zeros(2)), **tol)}[ref]()
+    np.testing.assert_allclose(call(func, y0, t), want, rtol=1e-6, atol=1e-8)
+
+
+def test_odeint_positional_args_tuple_is_differentiated():
+    t = np.linspace(0.0, 1.0, 3)
+    f = lambda a, b: np.sum(odeint(_two, np.ones(2), t, (a, b), rtol=1e-10, atol=1e-12))
+    g = lambda a, b: np.sum(odeint(_two, np.ones(2), t, a, b, rtol=1e-10, atol=1e-12))
+    for x, y in zip(ds.grad(f, argnums=(0, 1))(_A, _B), ds.grad(g, argnums=(0, 1))(_A, _B)):
+        np.testing.assert_array_equal(x, y)
+    ds.testing.check_grads(f, (_A, _B), modes=("rev",), order=1)
+
+
 def test_solve_ivp_calls_fun_as_scipy_does():
     rec = _Recorder(lambda t, y, k: -k * y)
     sol = ds_solve_ivp(rec, (0.0, 0.5), np.array([1.0, 2.0]), args=(0.7,), rtol=1e-9,

@@ -29,6 +29,7 @@ from ._activations import (
     softplus,
     tanh,
 )
+from ._conv import conv
 from ._fused import FUSED, dense
 from ._init import (
     as_rng,
@@ -50,6 +51,7 @@ __all__ = [
     "LSTMCell",
     "MLP",
     "as_rng",
+    "conv",
     "dense",
     "elu",
     "gelu",

@@ -446,6 +446,35 @@ def _keyword_args(args, kwargs):
     return kw
 
 
+def _scipy_positional_args(func, args):
+    """SciPy's ``odeint(func, y0, t, (a, b))``: a lone tuple as the 4th positional argument.
+
+    diffsci's ``*args`` reads it as one argument, SciPy's ``args`` as the tuple of extra
+    arguments.  The two readings are told apart by ``func``'s signature, and the tuple is
+    unpacked only where passing it whole is an arity error and unpacking it fits: so no call
+    that binds today changes meaning (a tuple of one, or a ``func`` taking ``*args``, keeps
+    diffsci's reading).
+    """
+    if len(args) != 1 or type(args[0]) is not tuple or len(args[0]) < 2:
+        return args
+    import inspect
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):  # builtins without a signature: keep diffsci's reading
+        return args
+    y = t = None
+
+    def binds(*a):
+        try:
+            sig.bind(*a)
+            return True
+        except TypeError:
+            return False
+    if not binds(y, t, args[0]) and binds(y, t, *args[0]):
+        return args[0]
+    return args
+
+
 # ---------------------------------------------------------------------------
 # The public entry point
 # ---------------------------------------------------------------------------
@@ -465,7 +494,10 @@ def odeint(func: Callable[..., Any], y0: Any, t: ArrayLike, *args: Any, method: 
             ``t[0]`` is the initial time.  May be differentiated.
         *args: extra arguments of ``func`` (pytrees); their float leaves are
             differentiated.  SciPy's keyword form ``args=(...)`` (a tuple) is
-            the same thing; give one or the other.  With ``gradient="adjoint"`` every value being
+            the same thing; give one or the other.  SciPy's positional form
+            ``odeint(func, y0, t, (a, b))`` is read as ``args=(a, b)`` when
+            ``func``'s signature takes ``a, b`` and cannot take the tuple whole
+            (never otherwise: a call that binds keeps its meaning).  With ``gradient="adjoint"`` every value being
             differentiated must reach ``func`` through ``y0``, ``t`` or ``args``,
             not through a closure (this is checked).
         method: ``"dopri5"`` (adaptive Dormand–Prince 5(4)) or ``"rk4"``
@@ -514,7 +546,7 @@ def odeint(func: Callable[..., Any], y0: Any, t: ArrayLike, *args: Any, method: 
     """
     if not callable(func):
         raise TypeError(f"odeint: func must be callable, got {type(func).__name__}")
-    args = _keyword_args(args, kwargs)
+    args = _scipy_positional_args(func, _keyword_args(args, kwargs))
     if not isinstance(tfirst, bool):
         raise TypeError(f"odeint: tfirst must be True or False, got {tfirst!r}")
     if tfirst:

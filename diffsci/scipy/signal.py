@@ -119,13 +119,108 @@ def correlate(in1, in2, mode="full", method="auto"):
     return convolve(in1, W.conjugate(W.flip(in2)), mode, method)
 
 
+def _conv_axes(axes, ndim, name):
+    """``axes`` as a sorted tuple of distinct non-negative axes (None: all)."""
+    if axes is None:
+        return tuple(range(ndim))
+    seq = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    out = []
+    for a in seq:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool) or not -ndim <= a < ndim:
+            raise ValueError(f"diffsci.scipy.signal.{name}: axes must be ints in "
+                             f"[-{ndim}, {ndim}), got {axes!r}")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"diffsci.scipy.signal.{name}: axes must be distinct, got {axes!r}")
+    return tuple(sorted(out))
+
+
+def fft_convolve_core(x, y, full, caxes):
+    """The full linear convolution of ``x`` and ``y`` along ``caxes`` (``full`` its sizes),
+    by FFTs of those sizes; the other axes broadcast.  Real inputs give a real result."""
+    from .. import fft as _fft
+    real = not (np.iscomplexobj(getval(x)) or np.iscomplexobj(getval(y)))
+    if real:
+        return _fft.irfftn(W.multiply(_fft.rfftn(x, full, caxes), _fft.rfftn(y, full, caxes)),
+                           full, caxes)
+    return _fft.ifftn(W.multiply(_fft.fftn(x, full, caxes), _fft.fftn(y, full, caxes)),
+                      full, caxes)
+
+
+def crop_axes(full, caxes, keep):
+    """The centred ``keep[i]`` entries of ``full`` along ``caxes[i]`` (SciPy's crops)."""
+    idx = [slice(None)] * len(_shape(full))
+    for ax, k in zip(caxes, keep):
+        f = _shape(full)[ax]
+        idx[ax] = slice((f - k) // 2, (f - k) // 2 + k)
+    return W.getitem(full, tuple(idx))
+
+
 @_numpy_on_plain(_signal.fftconvolve)
 def fftconvolve(in1, in2, mode="full", axes=None):
-    """``scipy.signal.fftconvolve`` (``axes=None`` on traced values)."""
-    if axes is not None:
-        raise NotImplementedError("diffsci.scipy.signal.fftconvolve: axes= is not supported "
-                                  "on traced values; use axes=None")
-    return convolve(in1, in2, mode, "fft")
+    """``scipy.signal.fftconvolve``: convolution by FFTs along ``axes``, differentiable in both
+    inputs.
+
+    Along ``axes`` (default all) the inputs are convolved; along the other axes their
+    lengths must be equal or 1, and they broadcast (SciPy's rule).  The adjoint of each
+    input is again an FFT convolution (DERIVATIONS.md eq. CV1), here by differentiating
+    the transforms of :mod:`diffsci.fft`.
+
+    Args:
+        in1, in2: arrays of the same dimension.
+        mode: 'full', 'same' (centred, ``in1``'s shape: as in SciPy, a broadcast axis is
+            cropped to ``in1``'s length too) or 'valid' (along ``axes``, one input at least
+            as long as the other on every axis).
+        axes: the axes to convolve over (an int or a sequence; None: all).
+
+    Returns:
+        The convolution, as ``scipy.signal.fftconvolve`` returns it.
+
+    Raises:
+        ValueError: a bad mode or axis, inputs of different dimension, lengths that do not
+            broadcast outside ``axes``, or 'valid' inputs of mixed sizes.
+
+    Example:
+        >>> import numpy as np, diffsci as ds
+        >>> from diffsci.scipy import signal
+        >>> x, k = np.arange(6.0).reshape(2, 3), np.array([[1.0, -1.0]])
+        >>> signal.fftconvolve(x, k, axes=1).round(12)     # each row with k
+        array([[ 0.,  1.,  1., -2.],
+               [ 3.,  1.,  1., -5.]])
+        >>> ds.grad(lambda x: signal.fftconvolve(x, k, axes=1)[0, 1] ** 2)(x).round(12)
+        array([[-2.,  2.,  0.],
+               [ 0.,  0.,  0.]])
+    """
+    in1, in2 = _arr(in1), _arr(in2)
+    if axes is None:
+        return convolve(in1, in2, mode, "fft")
+    if mode not in _MODES:
+        raise ValueError(f"diffsci.scipy.signal.fftconvolve: mode must be one of {_MODES}, "
+                         f"got {mode!r}")
+    s1, s2 = _shape(in1), _shape(in2)
+    if len(s1) != len(s2):
+        raise ValueError(f"diffsci.scipy.signal.fftconvolve: in1 and in2 should have the same "
+                         f"dimensionality, got shapes {s1} and {s2}")
+    caxes = _conv_axes(axes, len(s1), "fftconvolve")
+    for ax in set(range(len(s1))) - set(caxes):
+        if s1[ax] != s2[ax] and 1 not in (s1[ax], s2[ax]):
+            raise ValueError(f"diffsci.scipy.signal.fftconvolve: in1 and in2 must have equal "
+                             f"lengths or a length 1 outside axes; axis {ax} has {s1[ax]} and "
+                             f"{s2[ax]} (shapes {s1}, {s2})")
+    n1, n2 = [s1[a] for a in caxes], [s2[a] for a in caxes]
+    if mode == "valid" and not (all(a >= b for a, b in zip(n1, n2))
+                                or all(b >= a for a, b in zip(n1, n2))):
+        raise ValueError(f"diffsci.scipy.signal.fftconvolve: for 'valid' mode, one must be at "
+                         f"least as large as the other in every convolved dimension, got "
+                         f"shapes {s1} and {s2} over axes {caxes}")
+    if 0 in n1 or 0 in n2:  # SciPy's empty result: nothing depends on the inputs
+        return _signal.fftconvolve(getval(in1), getval(in2), mode, caxes)
+    full = fft_convolve_core(in1, in2, [a + b - 1 for a, b in zip(n1, n2)], caxes)
+    if mode == "full":
+        return full
+    if mode == "same":  # SciPy crops every axis to in1's length, the broadcast ones too
+        return crop_axes(full, range(len(s1)), s1)
+    return crop_axes(full, caxes, [abs(a - b) + 1 for a, b in zip(n1, n2)])
 
 
 def _check2d(in1, in2, boundary, fillvalue, name):

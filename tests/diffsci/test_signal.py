@@ -77,6 +77,44 @@ def test_fftconvolve_and_2d_equal_scipy():
                                        theirs(a, v, mode), rtol=1e-12, atol=1e-13)
 
 
+_AXES_CASES = [((3, 5), (3, 4), 1), ((3, 5), (1, 4), 1), ((3, 5), (3, 1), 0),
+               ((4, 5, 6), (4, 2, 3), (1, 2)), ((2, 5), (2, 3), [0, 1]), ((3, 7), (1, 7), 0),
+               ((1, 4, 3), (2, 3, 3), (1,)), ((2, 3, 6), (2, 1, 4), -1)]
+
+
+@pytest.mark.parametrize("s1,s2,axes", _AXES_CASES)
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_fftconvolve_axes_equals_scipy_and_its_jacobians(s1, s2, axes, mode):
+    """axes= on traced values: SciPy's values and broadcasting; each operand's Jacobian equals
+    the dense Jacobian of SciPy's (linear) map, column by column."""
+    a, v = R.standard_normal(s1), R.standard_normal(s2)
+    try:
+        want = ss.fftconvolve(a, v, mode, axes=axes)
+    except ValueError:
+        with pytest.raises(ValueError):
+            traced_value(lambda a: signal.fftconvolve(a, v, mode, axes), a)
+        return
+    np.testing.assert_allclose(traced_value(lambda a: signal.fftconvolve(a, v, mode, axes), a),
+                               want, rtol=1e-12, atol=1e-13)
+    for argnum in (0, 1):
+        x0 = (a, v)[argnum]
+        f = lambda x: signal.fftconvolve(*((x, v) if argnum == 0 else (a, x)), mode, axes)
+        jac = ds.jacobian(f)(x0).reshape(want.size, -1)
+        ref = dense_jacobian(lambda e: ss.fftconvolve(*((e, v) if argnum == 0 else (a, e)),
+                                                      mode, axes=axes), x0.shape)
+        np.testing.assert_allclose(jac, ref, atol=1e-12)
+
+
+def test_fftconvolve_axes_complex_and_second_order():
+    a = R.standard_normal((2, 4)) + 1j * R.standard_normal((2, 4))
+    v = R.standard_normal((1, 3))
+    np.testing.assert_allclose(traced_value(lambda a: signal.fftconvolve(a, v, "same", 1), a),
+                               ss.fftconvolve(a, v, "same", axes=1), atol=1e-13)
+    check_grads(lambda a, v: signal.fftconvolve(a, v, "full", axes=1),
+                (R.standard_normal((3, 4)), R.standard_normal((3, 2))), order=2,
+                modes=("rev", "fwd"))
+
+
 # ---------------------------------------------------------------- lfilter
 FILTERS = [  # (b, a): FIR, one pole, two poles (stable), a[0] != 1, complex
     (np.array([0.5, 0.2, -0.1]), np.array([1.0])),
@@ -133,7 +171,10 @@ def test_plain_values_are_scipys():
     (lambda x: signal.convolve(x, x[None]), ValueError, "same dimensionality"),
     (lambda x: signal.convolve(x, x, mode="middle"), ValueError, "mode must be"),
     (lambda x: signal.convolve(x[None, :2], x[:, None], "valid"), ValueError, "at least as large"),
-    (lambda x: signal.fftconvolve(x, x, axes=0), NotImplementedError, "axes="),
+    (lambda x: signal.fftconvolve(dnp.stack([x, x]), dnp.stack([x, x, x]), axes=1), ValueError,
+     "length 1"),
+    (lambda x: signal.fftconvolve(x, x, axes=3), ValueError, "axes must be ints"),
+    (lambda x: signal.fftconvolve(x, x, axes=(0, 0)), ValueError, "distinct"),
     (lambda x: signal.lfilter(x, [0.0, 1.0], x), ValueError, "a\\[0\\]"),
     (lambda x: signal.lfilter(x[None], [1.0], x), ValueError, "1-d"),
     (lambda x: signal.lfilter(x, [1.0], x, zi=[0.0, 0.0]), NotImplementedError, "zi="),

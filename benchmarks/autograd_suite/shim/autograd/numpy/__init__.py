@@ -1,7 +1,8 @@
 """``autograd.numpy`` is ``diffsci.numpy``; ``random`` is NumPy's (plain random inputs).
 
 Two names are autograd's own, not NumPy's; they are built here from diffsci.numpy calls:
-``make_diagonal`` and the ``__version__`` autograd re-exports (NumPy's).
+``make_diagonal`` and the ``__version__`` autograd re-exports (NumPy's).  ``where`` takes
+autograd's keywords (``condition=, x=, y=``), which NumPy's positional-only ``where`` refuses.
 """
 
 import numpy as _np
@@ -24,3 +25,10 @@ def make_diagonal(D, offset=0, axis1=-1, axis2=-2):
         raise NotImplementedError("make_diagonal: only offset=0 and axes (-1, -2), as autograd")
     n = _np.shape(D)[-1]
     return _dnp.expand_dims(D, -1) * _np.eye(n)
+
+
+def where(condition, x=None, y=None):
+    """autograd's calling convention (keywords allowed); the values are diffsci.numpy.where's."""
+    if x is None and y is None:
+        return _dnp.where(condition)
+    return _dnp.where(condition, x, y)
