@@ -97,7 +97,7 @@ def result(message: str) -> None:
 
 
 def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptitle,
-               loss_label="MSE loss", show=None, mark=None):
+               loss_label="MSE loss", show=None, mark=None, xlabel="Adam iteration"):
     """The figure of an inverse problem: images on top, the fit against the truth below.
 
     Args:
@@ -113,6 +113,7 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
         loss_label: the loss axis label, with units.
         show: ``show(ax, image)`` draws one image (default ``ax.imshow(image)``).
         mark: an iteration to mark with a dotted line (e.g. the paper's figure), or ``None``.
+        xlabel: the iterations' axis label.
 
     Returns:
         The ``matplotlib.figure.Figure``.
@@ -144,7 +145,7 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
             ax.axhline(truth[k], color=color, ls="--", lw=1)
         if mark is not None:
             ax.axvline(mark, color="k", ls=":", lw=1)
-        ax.set_xlabel("Adam iteration")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title("fitted parameters (lines) against the truth (dashed)")
         ax.legend(ncol=2 if len(labels) > 3 else 1, loc="best", framealpha=0.8)
@@ -152,7 +153,7 @@ def fit_figure(images, titles, history, truth, labels, ylabel, losses, *, suptit
     ax.semilogy(losses)
     if mark is not None:
         ax.axvline(mark, color="k", ls=":", lw=1)
-    ax.set_xlabel("Adam iteration")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(loss_label)
     ax.set_title("loss")
     fig.suptitle(suptitle)
