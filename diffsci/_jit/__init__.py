@@ -155,6 +155,8 @@ class JitFunction:
         self.compile_seconds = 0.0
         self.traces = 0
         self._derived = {}  # "vjp"/"jvp" -> the jitted rules used under outer transforms
+        self._templates = {}  # the Templates of the calls under outer transforms, by key
+        self._fast = {}  # keys computed by _outer.py -> cache entries (see _call_keyed)
         self._ext = f  # whose closures, globals and defaults are checked at call time
         self._name = _fname(f)
         # not f's __dict__: a function made by functools.wraps(jit(g)) (grad(jit(g))) carries
@@ -266,6 +268,24 @@ class JitFunction:
                     f"arithmetic (np.where) to compile it."))
                 return self.eager(*args, **kwargs)
         return self._specialize(entry, key, args, kwargs, dyn, rebuild)
+
+    def _call_keyed(self, fkey, dyn, args):
+        """``self(*args)`` with the cache entry found by ``fkey``, a cheaper key the caller
+        computed (the derived functions of _outer.py): ``dyn`` are the dynamic leaves in the
+        order of ``_split``; on a miss the ordinary call decides and the entry is remembered."""
+        entry = self._fast.get(fkey)
+        if entry is not None and entry.eager is None:
+            for spec in entry.specs:
+                try:
+                    return spec.run(dyn)
+                except GuardFail as e:
+                    entry.last_guard = (spec, e.args[0])
+        res = self(*args)
+        if entry is None:
+            split = self._split(args, {})
+            if split is not None and split[0] in self._cache:
+                self._fast[fkey] = self._cache[split[0]]
+        return res
 
     # -- tracing and compiling ---------------------------------------------------------
     def _specialize(self, entry, key, args, kwargs, dyn, rebuild):

@@ -85,13 +85,16 @@ class Template:
         return self._hash
 
     def __eq__(self, other):
-        return type(other) is Template and other.jf is self.jf and other.key == self.key
+        return other is self or (type(other) is Template and other.jf is self.jf
+                                 and other.key == self.key)
 
     def __repr__(self):
         return f"<jit template of {self.jf!r}, differentiated leaves {self.diff}>"
 
     def call(self, dyn, compiled=False):
         """``f`` (or ``jit(f)`` when ``compiled``) on the arguments rebuilt from ``dyn``."""
+        if self.tree is None:  # positional leaves only
+            return (self.jf if compiled else self.jf.eager)(*dyn)
         it = iter(dyn)
         new = [next(it) if d else v for v, d in zip(self.leaves, self.dynmask)]
         dargs, dkw = tree_unflatten(self.tree, new)
@@ -178,22 +181,33 @@ def _is_float(v):
     return dt.kind in "fc"
 
 
+_FLAT = (Tracer, Dual, _ndarray, float, complex)
+
+
 def call(jf, args, kwargs):
     """``jf(*args, **kwargs)`` where leaves of the arguments are traced by outer transforms."""
     if _trace._active:  # inside a jit trace: run f inline, the trace records it
         return jf.eager(*args, **kwargs)
     nums = jf.static_argnums
-    static_args = {k: args[k] for k in nums}
-    static_kw = {n: kwargs[n] for n in jf.static_argnames if n in kwargs}
-    statics = tuple(static_key(args[k], f"argument {k} (in static_argnums)") for k in nums) \
-        + tuple((n, static_key(v, f"argument {n!r} (in static_argnames)"))
-                for n, v in static_kw.items())
-    dyn_args = tuple(a for k, a in enumerate(args) if k not in nums)
-    dyn_kw = {k: v for k, v in kwargs.items() if k not in jf.static_argnames}
-    leaves, tree = tree_flatten((dyn_args, dyn_kw))
+    if not kwargs and not nums and not jf.static_argnames and \
+            all(type(a) in _FLAT for a in args):
+        tree = None  # positional leaves only: no pytree to flatten or rebuild
+        leaves = args
+        static_args = static_kw = {}
+        statics = ()
+    else:
+        static_args = {k: args[k] for k in nums}
+        static_kw = {n: kwargs[n] for n in jf.static_argnames if n in kwargs}
+        statics = tuple(static_key(args[k], f"argument {k} (in static_argnums)")
+                        for k in nums) + tuple(
+            (n, static_key(v, f"argument {n!r} (in static_argnames)"))
+            for n, v in static_kw.items())
+        dyn_args = tuple(a for k, a in enumerate(args) if k not in nums)
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in jf.static_argnames}
+        leaves, tree = tree_flatten((dyn_args, dyn_kw))
     top = top_trace(leaves)
     forward = type(top) is ForwardTrace
-    dyn, tans, parents, diff, markers, dynmask, kept = [], [], [], [], [], [], []
+    dyn, tans, parents, diff, markers, kept = [], [], [], [], [], []
     for v in leaves:
         tv = type(v)
         if tv is Tracer or tv is Dual:
@@ -208,22 +222,26 @@ def call(jf, args, kwargs):
                 v = inner
             dyn.append(v)
             markers.append(None)
-            dynmask.append(True)
             kept.append(None)
         elif is_dynamic(v):
             dyn.append(v)
             markers.append(None)
-            dynmask.append(True)
             kept.append(None)
         else:
             markers.append(static_key(v, "a non-array leaf of the arguments"))
-            dynmask.append(False)
             kept.append(v)
     diff = tuple(diff)
-    tmpl = Template(jf, tree, kept, tuple(dynmask), static_args, static_kw, diff,
-                    (tree, statics, tuple(markers), diff))
+    key = (tree, statics, tuple(markers), diff)
+    tmpl = jf._templates.get(key)
+    if tmpl is None:
+        tmpl = jf._templates[key] = Template(
+            jf, tree, kept, tuple(m is None for m in markers), static_args, static_kw, diff,
+            key)
     if forward:
-        ys, ts = derived(jf, "jvp")(tmpl, dyn, tans)
+        d = derived(jf, "jvp")
+        fk = _kinds(dyn, tans)
+        ys, ts = (d(tmpl, dyn, tans) if fk is None else
+                  d._call_keyed((tmpl, fk), dyn + tans, (tmpl, dyn, tans)))
         yl, ytree = tree_flatten(ys)
         out = []
         for o, t in zip(yl, ts):
@@ -239,12 +257,17 @@ def call(jf, args, kwargs):
     value = tmpl.call(dyn, compiled=True)
     if not diff:  # top traces no float leaf: nothing to differentiate
         return value
-    yl, ytree = tree_flatten(value)
+    if type(value) in _FLAT:
+        yl, ytree = [value], None
+    else:
+        yl, ytree = tree_flatten(value)
     floats = [_is_float(getval(o)) for o in yl]
     state = (tmpl, dyn, floats)
     parents = tuple(parents)
-    if len(yl) == 1 and ytree.kind is _LEAF and floats[0]:
-        return record(top, yl[0], _back_one, parents, state, None)
+    if ytree is None or (len(yl) == 1 and ytree.kind is _LEAF and floats[0]):
+        if floats[0]:
+            return record(top, yl[0], _back_one, parents, state, None)
+        return value
     if not any(floats):
         return value
     rec = record(top, list(yl), _back, parents, state, None)
@@ -252,6 +275,35 @@ def call(jf, args, kwargs):
     new = [record(top, o, _project_back, (rec._idx,), (j, n)) if fl else o
            for j, (o, fl) in enumerate(zip(yl, floats))]
     return tree_unflatten(ytree, new)
+
+
+def _kinds(dyn, more):
+    """The part of the derived function's signature that the values decide (as ``_split``
+    computes it), or None where that needs the ordinary call (traced values)."""
+    out = []
+    for v in dyn:
+        tv = type(v)
+        if tv is _ndarray:
+            out.append((v.shape, v.dtype))
+        elif tv is float or tv is complex:
+            out.append(tv)
+        elif isinstance(v, np.generic) and v.dtype.kind in "fciu":
+            out.append(("g", v.dtype))
+        else:
+            return None
+    for v in more:
+        tv = type(v)
+        if v is None:
+            out.append(None)
+        elif tv is _ndarray:
+            out.append((v.shape, v.dtype, 0))
+        elif tv is float or tv is complex:
+            out.append((tv, 0))
+        elif isinstance(v, np.generic) and v.dtype.kind in "fciu":
+            out.append(("g", v.dtype, 0))
+        else:
+            return None
+    return tuple(out)
 
 
 def _tangent(d):
@@ -281,7 +333,13 @@ def _pull(grads, owned, gs, rec):
         if not _is_complex(y) and _is_complex(c):
             c = np.real(c)  # a real output's cotangent: its imaginary part means nothing
         cts.append(c)
-    in_cts = derived(tmpl.jf, "vjp")(tmpl, dyn, cts)
+    d = derived(tmpl.jf, "vjp")
+    fk = _kinds(dyn, cts)
+    if fk is None:
+        in_cts = d(tmpl, dyn, cts)
+    else:
+        in_cts = d._call_keyed((tmpl, fk), dyn + [c for c in cts if c is not None],
+                               (tmpl, dyn, cts))
     for p, c in zip(rec._parents, in_cts):
         _add(grads, owned, p, c)
 
