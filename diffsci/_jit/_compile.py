@@ -11,10 +11,11 @@ so that Numba's ``cache=True`` keeps the machine code across processes.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import marshal
 import os
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
@@ -696,8 +697,6 @@ def _load(source, name, modname=None):
         mod = _loaded.get(digest)
         if mod is None:
             modname = modname or f"diffsci_jit_{digest}"
-            import types
-
             mod = types.ModuleType(modname)
             code = source.replace("import numba\n", "")
             mod.__dict__["numba"] = _NoNumba
@@ -711,13 +710,30 @@ def _load(source, name, modname=None):
         return mod
     path = Path(cache_dir()) / f"{modname or 'jit_' + digest}.py"
     if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)
+        _write(path, source.encode())
     modname = modname or f"diffsci_jit_{digest}"
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
+    # The bytecode is kept next to the source (the file is named by the source's hash, so
+    # it never goes stale), whether or not Python writes its own (PYTHONDONTWRITEBYTECODE):
+    # compiling a generated module of a thousand lines takes milliseconds in a new process.
+    cpath = path.with_suffix(f".{sys.implementation.cache_tag}.code")
+    try:
+        code = marshal.loads(cpath.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        code = compile(source, str(path), "exec")
+        try:
+            _write(cpath, marshal.dumps(code))
+        except OSError:
+            pass
+    mod = types.ModuleType(modname)
+    mod.__file__ = str(path)  # Numba's cache finds the source (and its stamp) through it
     sys.modules[modname] = mod
-    spec.loader.exec_module(mod)
+    exec(code, mod.__dict__)  # noqa: S102
     _loaded[digest] = mod
     return mod
+
+
+def _write(path, data):
+    """Write ``data`` to ``path`` atomically (processes share the cache folder)."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

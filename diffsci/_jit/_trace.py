@@ -160,23 +160,58 @@ _PRIMITIVES = {}  # id(Rules) -> the primitive owning them (vjps, cvjps or cvjps
 
 
 def primitive_of(rules):
-    """The primitive a record's rules belong to (found among live functions, then cached)."""
+    """The primitive a record's rules belong to (cached; found first among the functions of
+    the loaded modules of diffsci and its domain packages and their closures, which takes
+    milliseconds, then among all live functions, a scan of the heap for user primitives)."""
     p = _PRIMITIVES.get(id(rules))
     if p is None:
-        for p in all_primitives():
-            for r in (p.vjps, p.cvjps, p.cvjps1):
-                _PRIMITIVES[id(r)] = p
-        p = _PRIMITIVES.get(id(rules))
+        for scan in (_module_primitives, all_primitives):
+            for p in scan():
+                for r in (p.vjps, p.cvjps, p.cvjps1):
+                    _PRIMITIVES[id(r)] = p
+            p = _PRIMITIVES.get(id(rules))
+            if p is not None:
+                break
     return p
+
+
+_PACKAGES = ("diffsci", "raytrace", "quantum", "sde", "finance")
+_scanned = set()  # modules already scanned by _module_primitives
+
+
+def _is_primitive(o):
+    return type(o) is types.FunctionType and getattr(o, "is_primitive", False) is True \
+        and isinstance(getattr(o, "vjps", None), Rules)
+
+
+def _module_primitives():
+    """The primitives that are functions of the (not yet scanned) loaded modules of the
+    packages, or sit in the closures of those functions (public wrappers)."""
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name in _scanned or name.split(".")[0] not in _PACKAGES:
+            continue
+        _scanned.add(name)
+        for o in list(vars(mod).values()):
+            if type(o) is not types.FunctionType:
+                continue
+            if _is_primitive(o):
+                out.append(o)
+            for cell in o.__closure__ or ():
+                try:
+                    c = cell.cell_contents
+                except ValueError:
+                    continue
+                if _is_primitive(c):
+                    out.append(c)
+    return out
 
 
 def all_primitives():
     """Every primitive alive in the process (diffsci's and the user's)."""
     import gc
 
-    return [o for o in gc.get_objects()
-            if type(o) is types.FunctionType and getattr(o, "is_primitive", False) is True
-            and isinstance(getattr(o, "vjps", None), Rules)]
+    return [o for o in gc.get_objects() if _is_primitive(o)]
 
 
 def _holds_tracer(v):

@@ -65,3 +65,20 @@ def test_taylor_sin_guards_compiled():
     for x in (1.0, 1.05, 0.1):
         assert f(x, log=quiet) == ds.grad(taylor_sin)(x, log=quiet)
     assert f.stats()["specializations"] == 2
+
+
+def test_grad_jvp_and_hessian_of_jit_compiled():
+    def f(x):
+        return np.sum(np.sin(x) * x ** 2)
+
+    x = np.array([0.3, 1.1])
+    jf = ds.jit(f)
+    closed = np.cos(x) * x ** 2 + 2 * x * np.sin(x)
+    close(ds.grad(jf)(x), closed)
+    close(ds.grad(jf)(x), ds.grad(f)(x))
+    close(ds.jvp(jf, (x,), (np.ones(2),)), ds.jvp(f, (x,), (np.ones(2),)))
+    hess = np.diag(-np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+    close(ds.hessian(jf)(x), hess, rtol=1e-10)
+    for d in (jf._derived["vjp"], jf._derived["jvp"], jf._derived["vjp"]._derived["vjp"]):
+        spec = next(iter(d._cache.values())).specs[0]
+        assert spec.compiled.n_opaque == 0  # Numba code, no NumPy fallback
