@@ -96,7 +96,8 @@ class Specialization:
                 if now is not obj:
                     return False
             elif kind == "content":
-                if now is not obj or now.shape != snap.shape or not np.array_equal(now, snap):
+                if now is not obj or now.shape != snap.shape or not np.array_equal(
+                        now, snap, equal_nan=snap.dtype.kind in "fc"):  # NaN stays NaN
                     return False
             elif type(now) is not type(snap) or not (now == snap):
                 return False
