@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -352,8 +353,68 @@ class JitFunction:
                     f"diffsci.jit: {self._name} runs eagerly for this signature: the "
                     f"compiled code computed {bad} (please report this as a bug)."))
                 return eager_out
+            bad = self._probe(spec, call, dyn, key)
+            if bad:
+                entry.eager = _Eager(bad)
+                self._warn_once(("probe", key), (
+                    f"diffsci.jit: {self._name} runs eagerly for this signature: {bad}"))
+                return eager_out
         entry.specs.insert(0, spec)
         return res
+
+    def _probe(self, spec, call, dyn, key):
+        """Run the new specialization on a second input and compare it with eager mode.
+
+        The first-call comparison cannot see a value that plain code computed from the inputs
+        while tracing (a sorting permutation, a sign mask, a LAPACK result inside a rule) and
+        that the program then holds as a constant: at the traced input it is right by
+        construction.  Three probes permute each float array's entries and scale them by
+        1 ± 5 % (domains defined entrywise are kept), by 0.25–4 (other exponents) and by ±0.5–2
+        (other signs); a probe whose guards reject it, or whose eager run fails or is not
+        finite, proves nothing and is skipped.  A check, not a proof: the functions known to
+        compute such values are given rules that recompute them in the compiled code.
+        Returns the reason to run eagerly, or None.
+        """
+        rng = np.random.default_rng(zlib.crc32(repr(key).encode()) if key is not None else 0)
+        # entrywise domains kept (1 ± 5 %), magnitudes changed (exponents), signs changed
+        for scale in ((0.95, 1.05, False), (0.25, 4.0, False), (0.5, 2.0, True)):
+            probe, changed = [], False
+            for v in dyn:
+                if isinstance(v, np.ndarray) and v.dtype.kind in "fc" and v.size:
+                    w = v.ravel()[rng.permutation(v.size)].reshape(v.shape)
+                    f = rng.uniform(scale[0], scale[1], v.shape)
+                    if scale[2]:
+                        f = f * rng.choice((-1.0, 1.0), v.shape)
+                    probe.append((w * f).astype(v.dtype))
+                    changed = True
+                elif isinstance(v, (float, np.floating)) and not isinstance(v, bool):
+                    probe.append(type(v)(v * rng.uniform(scale[0], scale[1])))
+                    changed = True
+                else:
+                    probe.append(v)
+            if not changed:
+                return None
+            bad = self._probe_one(spec, call, probe)
+            if bad:
+                return (f"the compiled code is right at the traced input but computed {bad} "
+                        f"at a second input: a value computed from the inputs by plain code "
+                        f"while tracing was kept as a constant (please report this as a bug)")
+        return None
+
+    @staticmethod
+    def _probe_one(spec, call, probe):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                want = call(probe)
+                if not all(np.all(np.isfinite(np.asarray(x))) for x in tree_flatten(want)[0]
+                           if isinstance(x, (np.ndarray, np.generic, float, complex))):
+                    return None
+                with numba_settings():
+                    got = spec.run(probe)
+        except Exception:  # noqa: BLE001 - a guard rejected the probe, or it left f's domain
+            return None
+        return _mismatch(got, want)
 
 
 def opaque_reason(prim):
@@ -473,13 +534,10 @@ def _externals(f, prog):
     found = _trace.externals(f)
     if not found:
         return []
-    direct = set()
-    for node in prog.nodes:
-        for a in list(node.args) + list(node.kwargs.values()):
-            if isinstance(a, np.ndarray):
-                while a is not None:
-                    direct.add(id(a))
-                    a = a.base if isinstance(a.base, np.ndarray) else None
+    # Every closed-over array is compared with its snapshot, also those the program reads by
+    # reference: the trace cannot tell whether plain NumPy code in f also read one (``x * w +
+    # np.sum(w)`` reads w by reference and folds np.sum(w) into a constant), and a changed
+    # content with a stale constant would be a silent wrong result.  A change re-traces.
     checks = []
     seen = set()
     for getter, obj in found:
@@ -487,10 +545,7 @@ def _externals(f, prog):
             continue
         seen.add(id(obj))
         if isinstance(obj, np.ndarray):
-            if id(obj) in direct:
-                checks.append((getter, obj, "id", None))
-            else:
-                checks.append((getter, obj, "content", obj.copy()))
+            checks.append((getter, obj, "content", obj.copy()))
         elif isinstance(obj, (bool, int, float, complex, np.generic)):
             checks.append((getter, obj, "value", obj))
     return checks
@@ -523,9 +578,9 @@ def jit(f: Callable[..., Any] | None = None, *,
     :class:`JitWarning` naming the guard).  What cannot be compiled (in-place writes,
     ``custom_vjp`` records, a dtype Numba lacks) runs eagerly, with one warning saying why;
     primitives without a code-generation rule are called from the compiled program as plain
-    NumPy ("opaque").  Arrays and numbers read from closures and globals are read at call
-    time (an array changed in place is seen; one rebound, or changed when only plain NumPy
-    code inside ``f`` used it, makes ``f`` re-trace).
+    NumPy ("opaque").  Arrays and numbers read from closures and globals are checked at call
+    time: one changed in place or rebound makes ``f`` re-trace, so a stale value is never
+    used (pass data that changes on every call as an argument instead).
 
     Args:
         f: the function (of arrays, numbers and pytrees of them).

@@ -138,7 +138,7 @@ def test_branch_on_a_value_is_a_guard():
     def f(x):
         if np.sum(x) > 0:
             return np.sum(x ** 2)
-        return -np.sum(np.abs(x))
+        return -np.sum(np.sin(x))
 
     jf = ds.jit(ds.value_and_grad(f))
     for x in (np.array([1.0, 2.0]), np.array([-1.0, -2.0]), np.array([3.0, 1.0])):
@@ -187,9 +187,10 @@ def test_closed_over_arrays_are_read_at_call_time():
     jf = ds.jit(f)
     x = np.arange(3.0)
     assert jf(x) == 6.0
-    w[1] = 10.0  # in place: seen, no re-trace
+    w[1] = 10.0  # in place: seen (re-traced: plain NumPy code might have read w too)
     assert jf(x) == f(x) == 2 * (0 + 10 + 2)
-    assert jf.stats()["traces"] == 1
+    assert jf.stats()["traces"] == 2
+    assert jf(x) == f(x) and jf.stats()["traces"] == 2  # unchanged: the cached program
     w = np.full(3, 0.5)  # noqa: F841 - rebinding the closed-over name: re-traced
     assert jf(x) == f(x)
     global SCALE
@@ -211,6 +212,22 @@ def test_plain_numpy_on_a_closed_over_array_is_checked():
     w[0] = 0.0
     assert jf(2.0) == f(2.0)
     assert jf.stats()["traces"] == 2
+
+
+def test_closed_over_array_read_by_reference_and_by_plain_numpy_is_never_stale():
+    """x * w records w by reference, np.sum(w) folds its value into a constant: after w
+    changes in place, both must be seen (found by tests/diffsci/test_jit_fuzz.py)."""
+    w = np.array([0.3, -0.2, 0.5])
+
+    def f(x):
+        return x * w + np.sum(w)
+
+    jf = ds.jit(f, check=False)
+    x = np.arange(3.0)
+    close(jf(x), f(x))
+    w[:] = w[::-1] * 1.5
+    close(jf(x), f(x))
+    close(ds.grad(lambda x: np.sum(jf(x) ** 2))(x), ds.grad(lambda x: np.sum(f(x) ** 2))(x))
 
 
 def test_stop_gradient_value_is_not_baked_in():
@@ -414,6 +431,20 @@ def _loss_of(fun, rng, args):
 
 
 _SPECS = tng.SPECS
+#: Functions whose implementation or rule computes a value from the inputs with plain NumPy
+#: while tracing (a sorting permutation, a sign or tie mask, an eigen-decomposition inside a
+#: rule): the compiled program would hold it as a constant, so jit's probe at second inputs
+#: runs them eagerly (tests/diffsci/test_jit_fuzz.py holds every spec to eager's numbers
+#: there).  The list may only shrink: a function that starts hitting the probe fails
+#: test_every_spec_through_jit_equals_eager.
+PROBED = frozenset({
+    "absolute", "amax", "amin", "arange", "clip", "copysign", "divmod", "fabs", "fmax", "fmin",
+    "fmod", "frexp", "histogram", "histogram_bin_edges", "interp", "intersect1d", "linalg.cond",
+    "linalg.eig", "linalg.eigvals", "linalg.norm", "linalg.slogdet", "linalg.vector_norm", "max",
+    "maximum", "median", "min", "minimum", "mod", "modf", "nanmax", "nanmedian", "nanmin",
+    "nanpercentile", "nanquantile", "partition", "percentile", "ptp", "quantile", "remainder",
+    "roots", "setdiff1d", "setxor1d", "sort", "sort_complex", "union1d", "unique", "unique_all",
+    "unique_counts", "unique_inverse", "unique_values", "unwrap"})
 
 
 @pytest.mark.parametrize("k", range(0, len(_SPECS)))
@@ -433,8 +464,11 @@ def test_every_spec_through_jit_equals_eager(k):
         close(jvg(*args), vg(*args), rtol=1e-12)
         close(jvg(*args), vg(*args), rtol=1e-12)  # the cached program, again
     # the compiled program ran (not an eager fallback), except for the documented in-place case
+    # and the functions whose rules compute from the inputs with plain code while tracing
+    # (PROBED: jit's second-input probe runs them eagerly)
     eager = [str(w.message) for w in caught if issubclass(w.category, JitWarning)]
-    assert all("in-place write" in m for m in eager), eager
+    allowed = ("in-place write",) + (("second input",) if spec.name in PROBED else ())
+    assert all(any(a in m for a in allowed) for m in eager), eager
     if not eager:
         assert jf.stats()["specializations"] == 1 and jvg.stats()["specializations"] == 1
 
