@@ -24,8 +24,10 @@ import functools
 import itertools
 
 import jax
+import jax.extend as jex
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import ad, batching, mlir
 
 from .._api import pullback
 from .._core import Dual, Tracer, getval
@@ -277,8 +279,8 @@ def to_jax(f, *, out_shape=None, mode="rev", vmap_method="sequential", name=None
     """
     fname = name or getattr(f, "__name__", type(f).__name__)
     who = f"to_jax({fname})"
-    if mode not in ("rev", "fwd"):
-        raise ValueError(f"{who}: mode must be 'rev' or 'fwd', got {mode!r}")
+    if mode not in ("rev", "fwd", "both"):
+        raise ValueError(f"{who}: mode must be 'rev', 'fwd' or 'both', got {mode!r}")
     if vmap_method not in _VMAP_METHODS:
         raise ValueError(f"{who}: vmap_method must be one of {_VMAP_METHODS}, got "
                          f"{vmap_method!r}")
@@ -315,7 +317,9 @@ def to_jax(f, *, out_shape=None, mode="rev", vmap_method="sequential", name=None
                 otree, out_sds = declared
             else:
                 otree, out_sds = _infer(f, tree, leaves, who)
-            hit = cache[key] = (_Node(fn, fname, in_sds, out_sds, mode, vmap_method), otree)
+            node = (_PNode(fn, fname, in_sds, out_sds, vmap_method) if mode == "both" else
+                    _Node(fn, fname, in_sds, out_sds, mode, vmap_method))
+            hit = cache[key] = (node, otree)
         node, otree = hit
         return jax.tree_util.tree_unflatten(otree, list(node.call(*leaves)))
 
@@ -341,6 +345,169 @@ def _infer(f, tree, leaves, who):
             raise TypeError(f"{who}: output leaf {j} is {_describe(o)}; a bridged function "
                             f"must return arrays or numbers (or pytrees of them)")
     return otree, tuple(_sds(o) for o in ol)
+
+
+# ---------------------------------------------------------------------------
+# mode="both": one JAX primitive for every bridged function and its derivatives
+# ---------------------------------------------------------------------------
+# JAX cannot put a custom_jvp and a custom_vjp on one function, so neither gives
+# jax.hessian (jacfwd over jacrev): the forward level would have to differentiate the
+# reverse level's custom_vjp.  A primitive can carry both rules.  Every bridged function g
+# (``fn(*a) -> outputs``) is bound as ``_bridge_p`` with its _PNode as parameter:
+#   JVP rule:        g(a), J_g(a, ȧ)            J_g = g.jvp_node(): (a, ȧ) -> ẏ
+#   transpose rule:  for J_g, in ȧ:  T_g(a, ȳ)  T_g = g.vjp_node(): (a, ȳ) -> ā
+#                    for T_g, in ȳ:  J_g(a, c)
+# J_g is linear in ȧ and T_g in ȳ, and T_g is J_g's transpose (JAX's cotangents are plain
+# transposes: the complex ones are diffsci's conjugated, as in mode="rev").  J_g and T_g are
+# _PNodes themselves, so every composition of jvp, linearize and transpose — grad, jacfwd,
+# jacrev, hessian, any order — is a chain of bridged diffsci calls.
+class _PNode:
+    """A diffsci function of flat arrays as one binding of ``_bridge_p``.
+
+    ``linear``: ``None``, or ``(n, transpose)`` when the function is linear in its
+    arguments from position ``n`` on, ``transpose()`` giving the node of its transpose in
+    those arguments (the other arguments first)."""
+
+    def __init__(self, fn, name, in_sds, out_sds, vmap_method, order=1, linear=None):
+        self.fn, self.name, self.vmap_method, self.order = fn, name, vmap_method, order
+        self.in_sds, self.out_sds, self.linear = tuple(in_sds), tuple(out_sds), linear
+        self.din = [k for k, s in enumerate(self.in_sds) if _diff(s.dtype)]
+        self.dout = [j for j, s in enumerate(self.out_sds) if _diff(s.dtype)]
+        self.avals = tuple(jax.core.ShapedArray(s.shape, s.dtype) for s in self.out_sds)
+        self._jvp = self._vjp = None
+        self._batched = {}
+
+    def call(self, *xs):
+        return _bridge_p.bind(*xs, node=self)
+
+    def host(self, *xs):
+        outs = self.fn(*(np.asarray(x) for x in xs))
+        return tuple(_fit(o, s, self, j) for j, (o, s) in enumerate(zip(outs, self.out_sds)))
+
+    def jvp_node(self):
+        """J(a, ȧ of the float inputs) -> ẏ of the float outputs, by diffsci.jvp."""
+        if self._jvp is None:
+            fn, din, dout, n = self.fn, self.din, self.dout, len(self.in_sds)
+
+            def jvp_fn(*args):
+                xs, ts = list(args[:n]), args[n:]
+
+                def part(*d):
+                    full = list(xs)
+                    for k, v in zip(din, d):
+                        full[k] = v
+                    return fn(*full)
+
+                _, touts = ds_jvp(part, tuple(xs[k] for k in din), tuple(ts))
+                return tuple(touts[j] for j in dout)
+
+            self._jvp = _PNode(jvp_fn, self.name,
+                               self.in_sds + tuple(self.in_sds[k] for k in din),
+                               tuple(self.out_sds[j] for j in dout), self.vmap_method,
+                               self.order + 1, linear=(n, self.vjp_node))
+        return self._jvp
+
+    def vjp_node(self):
+        """T(a, ȳ of the float outputs) -> ā of the float inputs, by diffsci.pullback."""
+        if self._vjp is None:
+            fn, din, dout, n = self.fn, self.din, self.dout, len(self.in_sds)
+            meta = [(tuple(s.shape), s.dtype) for s in self.out_sds]
+
+            def vjp_fn(*args):
+                _, back = _pullback_diff(fn, din, list(args[:n]))
+                return _apply_back(back, args[n:], dout, meta)
+
+            self._vjp = _PNode(vjp_fn, self.name,
+                               self.in_sds + tuple(self.out_sds[j] for j in dout),
+                               tuple(self.in_sds[k] for k in din), self.vmap_method,
+                               self.order + 1, linear=(n, self.jvp_node))
+        return self._vjp
+
+    def batched(self, size):
+        """The node on arguments with a leading batch axis of ``size`` (all of them):
+        ``vmap_method="broadcast_all"`` / ``"expand_dims"``, where ``fn`` takes it."""
+        b = self._batched.get(size)
+        if b is None:
+            lin = self.linear
+            b = self._batched[size] = _PNode(
+                self.fn, self.name,
+                [jax.ShapeDtypeStruct((size, *s.shape), s.dtype) for s in self.in_sds],
+                [jax.ShapeDtypeStruct((size, *s.shape), s.dtype) for s in self.out_sds],
+                self.vmap_method, self.order,
+                None if lin is None else (lin[0], lambda: lin[1]().batched(size)))
+        return b
+
+
+def _tangent_zero(s):
+    dt = s.dtype if _diff(s.dtype) else jax.dtypes.float0
+    return ad.Zero(jax.core.ShapedArray(s.shape, dt))
+
+
+def _bridge_impl(*xs, node):
+    return [jnp.asarray(o) for o in node.host(*xs)]
+
+
+def _bridge_lower(*xs, node):
+    return jax.pure_callback(node.host, node.out_sds, *xs, vmap_method="sequential")
+
+
+def _bridge_jvp(primals, tangents, *, node):
+    outs = node.call(*primals)
+    td = [tangents[k] for k in node.din]
+    if not node.dout or all(type(t) is ad.Zero for t in td):
+        return outs, [_tangent_zero(s) for s in node.out_sds]
+    td = [ad.instantiate_zeros(t) for t in td]
+    tout = iter(node.jvp_node().call(*primals, *td))
+    return outs, [next(tout) if j in node.dout else _tangent_zero(s)
+                  for j, s in enumerate(node.out_sds)]
+
+
+def _bridge_transpose(cts, *args, node):
+    if node.linear is None:
+        raise NotImplementedError(f"to_jax({node.name}): JAX asked to transpose a nonlinear "
+                                  f"bridged call")
+    n, transpose = node.linear
+    if any(ad.is_undefined_primal(a) for a in args[:n]):
+        raise NotImplementedError(f"to_jax({node.name}): JAX asked to transpose a bridged "
+                                  f"rule in an argument it is not linear in")
+    lin = args[n:]
+    if all(type(c) is ad.Zero for c in cts) or not any(ad.is_undefined_primal(a)
+                                                        for a in lin):
+        return [None] * len(args)
+    cs = [jnp.zeros(s.shape, s.dtype) if type(c) is ad.Zero else c
+          for c, s in zip(cts, node.out_sds)]
+    res = transpose().call(*args[:n], *cs)
+    return [None] * n + [r if ad.is_undefined_primal(a) else None for a, r in zip(lin, res)]
+
+
+def _bridge_batch(args, dims, *, node):
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    moved = [a if d is None else jnp.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    if node.vmap_method == "sequential":  # one call per batch element, by lax.map
+        bk = [k for k, d in enumerate(dims) if d is not None]
+
+        def one(b):
+            full = list(moved)
+            for k, v in zip(bk, b):
+                full[k] = v
+            return tuple(node.call(*full))
+
+        outs = jax.lax.map(one, tuple(moved[k] for k in bk))
+    else:  # f takes the leading batch axis: the whole batch in one call
+        full = [a if d is not None else jnp.broadcast_to(a, (size, *np.shape(a)))
+                for a, d in zip(moved, dims)]
+        outs = node.batched(size).call(*full)
+    return list(outs), [0] * len(node.out_sds)
+
+
+_bridge_p = jex.core.Primitive("diffsci_bridge")
+_bridge_p.multiple_results = True
+_bridge_p.def_impl(_bridge_impl)
+_bridge_p.def_abstract_eval(lambda *avals, node: node.avals)
+ad.primitive_jvps[_bridge_p] = _bridge_jvp
+ad.primitive_transposes[_bridge_p] = _bridge_transpose
+batching.primitive_batchers[_bridge_p] = _bridge_batch
+mlir.register_lowering(_bridge_p, mlir.lower_fun(_bridge_lower, multiple_results=True))
 
 
 # ---------------------------------------------------------------------------
