@@ -464,6 +464,21 @@ def _sigmoid_scalar(node, ops):
     return f"_sigmoid_s({ops[0]})"
 
 
+def _select_scalar(node, ops):
+    from ._masks import scalar_source
+
+    return scalar_source(node.fun, ops, f"{dtype_name(dtype_of(node.value))}(0)")
+
+
+def _register_selections():
+    from ._masks import SELECT
+
+    for p in SELECT.values():
+        SCALAR_RULES[p.fun] = _select_scalar
+
+
+_register_selections()
+
 try:
     from ..nn import _activations as _act
 

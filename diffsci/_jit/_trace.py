@@ -31,6 +31,7 @@ import types
 import numpy as np
 
 from .. import _api, _core, _custom
+from . import _masks
 from .._core import Dual, Rules, Tape, Tracer, close, getval
 from .._tree import tree_flatten, tree_unflatten
 
@@ -354,6 +355,8 @@ class _Observing:
         _core.observe = _observe_nondiff
         _api.tree_map = _tree_map_keeping_jit
         _custom.custom_vjp.__call__ = _custom_call
+        self.masks = _masks.substituted()  # rules whose masks would be constants (_masks.py)
+        self.masks.__enter__()
 
     def __exit__(self, *exc):
         for T, name, m in self.saved:
@@ -363,6 +366,7 @@ class _Observing:
                 setattr(T, name, m)
         _core.observe, _api.tree_map = self.saved_observe
         _custom.custom_vjp.__call__ = _CUSTOM_CALL
+        self.masks.__exit__(*exc)
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""Rules ``diffsci.jit`` substitutes while it traces: masks recomputed from traced values.
+
+The derivative rules of ``maximum``/``minimum``/``fmax``/``fmin`` (diffsci/numpy/_vjps.py,
+_jvps.py) compute *which argument wins* on ``getval``'d values, with plain NumPy: in eager mode
+that is right and cheap, but under a jit trace the mask is a constant of the trace, so
+``jit(grad(relu))`` kept the sign pattern of the first input (a silent wrong gradient at any
+input with another pattern).  While a jit trace runs, :func:`substituted` swaps those rules for
+rules that call a *selection primitive* ``select(g, x, y)`` (g where x wins, half of g on ties,
+0 elsewhere; the same comparisons): a record of the trace whose inputs are the traced x and y,
+so the compiled program recomputes the mask on every call (a fused elementwise statement, see
+``_codegen``), no guard and no re-specialization when the pattern changes.
+
+A selection primitive is linear in g (its VJP and JVP in g are the same selection) and
+piecewise constant in x and y (zero derivatives there), so higher orders through it are exact
+almost everywhere, as the rules they stand for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import defjvp, defvjp, getval, primitive
+
+#: kind -> (source of "x wins", source of "tie") as scalar expressions of x and y
+_WINS = {
+    "max": ("({x} > {y})", "({x} == {y})"),
+    "min": ("({x} < {y})", "({x} == {y})"),
+    "fmax": ("(({x} > {y}) or ({y} != {y}))", "({x} == {y})"),
+    "fmin": ("(({x} < {y}) or ({y} != {y}))", "({x} == {y})"),
+}
+
+
+def _masks(kind, x, y):
+    if kind == "max":
+        return x > y, x == y
+    if kind == "min":
+        return x < y, x == y
+    if kind == "fmax":
+        return (x > y) | np.isnan(y), x == y
+    return (x < y) | np.isnan(y), x == y
+
+
+def _zeros_like(v):
+    v = getval(v)
+    return np.zeros(np.shape(v), np.result_type(v, 1.0))
+
+
+def _selection(kind, side):
+    """The primitive ``(g, x, y) -> the part of g that argument ``side`` (0: x) receives``."""
+
+    def fun(g, x, y):
+        wins, ties = _masks(kind, x, y)
+        if side == 0:
+            return np.where(wins, g, np.where(ties, 0.5 * g, 0))
+        return np.where(wins | ties, np.where(ties, 0.5 * g, 0), g)
+
+    fun.__name__ = fun.__qualname__ = f"jit_select_{kind}_{'xy'[side]}"
+    p = primitive(fun)
+    defvjp(p, lambda h, ans, g, x, y: p(h, x, y),
+           lambda h, ans, g, x, y: _zeros_like(x), lambda h, ans, g, x, y: _zeros_like(y))
+    defjvp(p, lambda t, ans, g, x, y: p(t, x, y),
+           lambda t, ans, g, x, y: _zeros_like(ans), lambda t, ans, g, x, y: _zeros_like(ans))
+    p.kind, p.side = kind, side
+    return p
+
+
+SELECT = {(k, s): _selection(k, s) for k in _WINS for s in (0, 1)}
+
+
+def scalar_source(fun, ops, zero):
+    """The fused-loop statement of a selection ``fun`` on operand sources ``(g, x, y)``."""
+    for (kind, side), p in SELECT.items():
+        if p.fun is fun:
+            break
+    else:  # pragma: no cover
+        raise KeyError(fun)
+    g, x, y = ops
+    wins, ties = (s.format(x=x, y=y) for s in _WINS[kind])
+    half = f"(0.5 * {g})"
+    if side == 0:
+        return f"({g} if {wins} else ({half} if {ties} else {zero}))"
+    return f"({g} if not ({wins} or {ties}) else ({half} if {ties} else {zero}))"
+
+
+def _rules():
+    """``(Rules dict, argnum, jit rule)`` for every rule the trace substitutes."""
+    from ..numpy import _wrap as W
+    from ..numpy._jvps import _bc
+    from ..numpy._util import unbroadcast
+
+    out = []
+    for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
+                       ("fmin", W.fmin)):
+        for side in (0, 1):
+            sel = SELECT[(kind, side)]
+
+            def vjp(g, ans, x, y, sel=sel, side=side, **kw):
+                return unbroadcast(sel(g, x, y), (x, y)[side])
+
+            def jvp(t, ans, x, y, sel=sel, **kw):
+                return _bc(sel(t, x, y), ans)
+
+            out.append((prim.vjps, side, vjp))
+            out.append((prim.jvps, side, jvp))
+    return out
+
+
+class substituted:
+    """While active, the rules of ``_rules()`` are the jit versions (restored on exit)."""
+
+    table = None
+
+    def __enter__(self):
+        if substituted.table is None:
+            substituted.table = _rules()
+        self.saved = []
+        for rules, k, rule in substituted.table:
+            self.saved.append((rules, k, rules.get(k)))
+            rules[k] = rule
+
+    def __exit__(self, *exc):
+        for rules, k, old in self.saved:
+            if old is None:
+                rules.pop(k, None)
+            else:
+                rules[k] = old
