@@ -22,7 +22,7 @@ from diffsci._jit import JitWarning, _compile
 from diffsci.testing import check_grads
 
 from . import test_numpy_grads as tng
-from .test_jit import close, strict
+from .test_jit import PROBED, close, strict
 from .test_paper_capabilities import taylor_sin
 
 
@@ -75,9 +75,11 @@ def test_every_spec_grad_and_jvp_of_jit_equal_eager(k):
         tans = tuple(_tangent(rng, a) for a in args)
         close(ds.jvp(jf, args, tans), ds.jvp(spec.fun, args, tans), rtol=1e-12)
     eager = [str(w.message) for w in caught if issubclass(w.category, JitWarning)]
-    # the documented eager fallbacks: in-place writes, and a rule whose plain-code constant
-    # jit's second-input probe caught (it then runs eagerly: right numbers, not compiled)
-    assert all("in-place write" in m or "at a second input" in m for m in eager), eager
+    # the documented eager fallbacks: in-place writes, and (PROBED) a rule whose plain-code
+    # constant jit's second-input probe caught (it then runs eagerly: right, not compiled)
+    probed = PROBED | {"geomspace"}  # its sign of start is plain code: probed under vjp
+    allowed = ("in-place write",) + (("second input",) if spec.name in probed else ())
+    assert all(any(a in m for a in allowed) for m in eager), eager
     if not eager:  # the derived programs ran, compiled once each
         assert jf._derived["vjp"].stats()["specializations"] == 1
         assert jf._derived["jvp"].stats()["specializations"] == 1
