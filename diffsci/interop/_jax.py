@@ -103,7 +103,12 @@ class _Node:
                 self._host_keep, self.out_sds, *xs, vmap_method=self.vmap_method))
             keep.defvjp(lambda *xs: (keep(*xs), xs), self._vjp_bwd)
             self._keep = keep
-        return self._keep(*xs), xs
+        try:
+            return self._keep(*xs), xs
+        except TypeError as e:
+            if "forward-mode" not in str(e):
+                raise
+            raise TypeError(_FWD_OVER_REV.format(name=self.name)) from e
 
     def _host_keep(self, *xs):
         xs = [np.array(x) for x in xs]  # copies: JAX may reuse the buffers afterwards
@@ -172,6 +177,12 @@ class _Node:
         return _Node(jvp_fn, self.name, ins, tuple(out_sds[j] for j in dout), "fwd",
                      self.vmap_method, self.order + 1)
 
+
+_FWD_OVER_REV = (
+    "to_jax({name}) was made with mode='rev' (a jax.custom_vjp), and JAX cannot take a "
+    "forward-mode derivative (jvp, jacfwd, jax.hessian = jacfwd of jacrev) of a custom_vjp "
+    "function. Use jax.jacrev(jax.jacrev(f)) for the Hessian, or make the function with "
+    "to_jax(..., mode='both'), which supports every combination of forward and reverse mode")
 
 _STORE = collections.OrderedDict()  # (node id, serial) -> (inputs, diffsci back), newest last
 _SERIAL = itertools.count()

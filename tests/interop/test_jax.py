@@ -134,8 +134,8 @@ def test_declared_and_inferred_shapes():
         jax.block_until_ready(bad(a))
     with pytest.raises(TypeError, match=r"output leaf 0 is a str"):
         to_jax(lambda x: "nope", name="s")(a)
-    with pytest.raises(ValueError, match="mode must be 'rev' or 'fwd'"):
-        to_jax(np.sin, mode="both")
+    with pytest.raises(ValueError, match="mode must be 'rev', 'fwd' or 'both'"):
+        to_jax(np.sin, mode="sideways")
 
 
 def test_from_jax_all_orders_against_native():
@@ -191,3 +191,85 @@ def test_vjp_runs_f_once_and_recomputes_when_the_pullback_is_gone(monkeypatch):
     y, back = jax.vjp(bridged, 2 * x)
     _close(back(v), ((jnp.sin(2 * x) + 2 * x * jnp.cos(2 * x)) * v,))
     assert len(calls) == 2
+
+
+# ---------------------------------------------------------------------------
+# mode="both": forward and reverse mode in any combination (jax.hessian)
+# ---------------------------------------------------------------------------
+def _both_cases():
+    """(diffsci fn, JAX fn, args, argnums): real, pytree, integer and complex inputs, and
+    several outputs."""
+    rng = np.random.default_rng(5)
+    x = jnp.asarray(rng.normal(size=3))
+    z = jnp.asarray(rng.normal(size=2) + 1j * rng.normal(size=2))
+    p, xb = _inputs(6)
+    i = jnp.asarray([2, 0, 0])
+    return [
+        (lambda xp: lambda x: xp.sum(xp.sin(x) * x[::-1] ** 2), (x,), 0),
+        (lambda xp: lambda x, i: xp.sum(xp.tanh(x[i]) * x), (x, i), 0),
+        (lambda xp: lambda p, x: (lambda o: o["loss"] + xp.sum(o["h"] ** 3))(
+            _model(xp)(p, x)), (p, xb), (0, 1)),
+        (lambda xp: lambda z: xp.sum(xp.abs(xp.exp(z) * xp.conj(z) + z ** 2) ** 2), (z,), 0),
+        (lambda xp: lambda x: (xp.sin(x) * x[0], xp.sum(xp.exp(x))), (x,), 0),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_both_mode_hessian_matches_native_jax(case):
+    fn, args, argnums = _both_cases()[case]
+    f, ref = to_jax(fn(np), mode="both"), fn(jnp)
+    _close(f(*args), ref(*args))
+    if case == 3:  # real loss of complex z: the Hessian in its real and imaginary parts
+        part = lambda h: lambda u, v: h(u + 1j * v)  # noqa: E731
+        uv, argnums = (jnp.real(args[0]), jnp.imag(args[0])), (0, 1)
+        f, ref, args = part(f), part(ref), uv
+    _close(jax.hessian(f, argnums)(*args), jax.hessian(ref, argnums)(*args))
+    if case == 0:  # every other composition of the two modes, and under jit
+        for d in (lambda g: jax.jacrev(jax.jacrev(g)), lambda g: jax.jacrev(jax.jacfwd(g)),
+                  lambda g: jax.jacfwd(jax.jacfwd(g)), lambda g: jax.jit(jax.hessian(g))):
+            _close(d(f)(*args), d(ref)(*args))
+    if case in (0, 1):
+        g = (lambda x: f(x, args[1])) if case == 1 else f
+        jax_check_grads(g, args[:1], order=2, modes=["fwd", "rev"])
+
+
+def test_both_mode_vmap_and_third_order():
+    # f sums over its last axis only: "broadcast_all" may hand it a leading batch axis
+    fn = lambda xp: lambda x, w: xp.sum(xp.tanh(x * w) ** 2, axis=-1)  # noqa: E731
+    xs, w = jnp.linspace(-1.0, 1.0, 4).reshape(2, 2), jnp.asarray([0.7, -0.3])
+    ref = fn(jnp)
+    want = jax.vmap(jax.hessian(ref, argnums=(0, 1)), in_axes=(0, None))(xs, w)
+    for vm in ("sequential", "broadcast_all"):
+        f = to_jax(fn(np), mode="both", vmap_method=vm)
+        _close(jax.vmap(jax.hessian(f, argnums=(0, 1)), in_axes=(0, None))(xs, w), want)
+        _close(jax.hessian(lambda w: jnp.sum(jax.vmap(f, in_axes=(0, None))(xs, w)))(w),
+               jax.hessian(lambda w: jnp.sum(jax.vmap(ref, in_axes=(0, None))(xs, w)))(w))
+    f = to_jax(fn(np), mode="both")
+    _close(jax.jacfwd(jax.hessian(f))(xs[0], w), jax.jacfwd(jax.hessian(ref))(xs[0], w))
+    jax_check_grads(lambda x: f(x, w), (xs[0],), order=3, modes=["fwd", "rev"])
+
+
+def test_both_mode_complex_conventions_match_native_jax():
+    rng = np.random.default_rng(7)
+    z = jnp.asarray(rng.normal(size=3) + 1j * rng.normal(size=3))
+    v = jnp.asarray(rng.normal(size=3) + 1j * rng.normal(size=3))
+    for fn in (lambda xp: lambda z: xp.exp(z) * xp.conj(z),   # neither
+               lambda xp: lambda z: xp.sin(z) * z):            # holomorphic
+        f = to_jax(fn(np), mode="both")
+        _close(jax.vjp(f, z)[1](v), jax.vjp(fn(jnp), z)[1](v))
+        _close(jax.jvp(f, (z,), (v,)), jax.jvp(fn(jnp), (z,), (v,)))
+        jax_check_grads(f, (z,), order=2, modes=["fwd", "rev"])
+    assert complex(jax.grad(to_jax(lambda z: np.abs(z) ** 2, mode="both"))(
+        jnp.asarray(1 + 2j))) == 2 - 4j
+
+
+def test_rev_mode_hessian_names_the_alternatives():
+    f = to_jax(lambda x: np.sum(np.sin(x) ** 2), name="sq")
+    x = jnp.asarray([0.3, 0.5])
+    for run in (lambda: jax.hessian(f)(x), lambda: jax.jit(jax.hessian(f))(x),
+                lambda: jax.jvp(jax.grad(f), (x,), (x,))):
+        with pytest.raises(TypeError, match=r"to_jax\(sq\) was made with mode='rev'.*"
+                                            r"jax\.jacrev\(jax\.jacrev\(f\)\).*"
+                                            r"mode='both'"):
+            run()
+    _close(jax.jacrev(jax.jacrev(f))(x), jnp.diag(2 * jnp.cos(2 * x)))
