@@ -3,7 +3,9 @@
 ``diffsci.distributed.value_and_grad(f, params, shards)`` is the value and gradient of
 ``Σ_s w_s · f(params, shard_s)``: one Dask task per shard runs :func:`diffsci.value_and_grad`,
 and the partial values and gradients are added by a fixed binary tree of tasks on the cluster
-(the client receives only the root). With no client, the existing default client is used, else
+(the client receives only the root); :func:`map_sum` is that sum for any pytree-valued ``fn``,
+:func:`map_shards` the map (per-shard results in shard order, or ``combine``-d on the cluster).
+Every call sends its whole task graph to the scheduler in one message. With no client, the existing default client is used, else
 a ``LocalCluster`` of worker processes is started and closed for the call; ``client=`` a
 ``distributed.Client`` (of a dask-jobqueue, Kubernetes or any other deployment) or a scheduler
 address scales the same code out. Results are bit-identical for the same shard layout whatever
@@ -28,7 +30,15 @@ Dask is imported only when a cluster is used: ``import diffsci`` never imports i
 (20.0, 10.0)
 """
 
-from ._core import SERIAL, ShardError, cluster_client, map_sum, shard_seeds, value_and_grad
+from ._core import (
+    SERIAL,
+    ShardError,
+    cluster_client,
+    map_shards,
+    map_sum,
+    shard_seeds,
+    value_and_grad,
+)
 from ._domains import (
     expval_sweep,
     fit,
@@ -44,6 +54,7 @@ __all__ = [
     "cluster_client",
     "expval_sweep",
     "fit",
+    "map_shards",
     "map_sum",
     "mc_price_greeks",
     "multiview_value_and_grad",

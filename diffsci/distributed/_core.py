@@ -367,19 +367,32 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
 
     # the whole graph in one message to the scheduler (a submit per task costs a round trip
     # and a graph update each; dask.delayed merged the upstream graphs at every reduction)
-    root = None
     root_key = _fan_in(list(leaves), combine)[1]
-    root, *futs = c.get(dsk, [root_key] + [k for _, k in leaves], sync=False)
-    del leaves
-    pending = distributed.as_completed(futs, loop=c.loop)
-    del futs
+    return _run_graph(c, dsk, [root_key], [k for _, k in leaves], index, shards, pf, bar)[0]
+
+
+def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar):
+    """Send the raw graph ``dsk`` in one message, follow its shard tasks on the bar (the first
+    failure raised as a ShardError naming its shard), and return the values of ``out_keys``
+    (one gather); every future, and the scattered payload ``pf``, released on exit."""
+    distributed = _import_distributed()
+    keys = list(dict.fromkeys(list(out_keys) + list(shard_keys)))
+    try:
+        futs = dict(zip(keys, c.get(dsk, keys, sync=False)))
+    except BaseException:
+        pf.release()
+        raise
+    outs = [futs[k] for k in out_keys]
+    watched = [futs[k] for k in shard_keys]
+    pending = distributed.as_completed(watched, loop=c.loop)
+    del futs, watched  # a shard's result is freed on the cluster once its sum has read it
     try:
         for fut in pending:
             if fut.status == "error":
                 _raise(fut, index, distributed)
             bar.update(1)
             del fut
-        return root.result()
+        return c.gather(outs)
     except ShardError:
         raise
     except distributed.KilledWorker as e:
@@ -388,23 +401,43 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
                          f"killed every worker that ran it ({e}); the shard crashes the worker "
                          f"process (memory, a segfault in native code) or the cluster is "
                          f"unstable", i, f"KilledWorker: {e}") from e
+    except Exception as e:
+        failed = [f.key for f in outs if f.status == "error" and f.key not in index]
+        if not failed:
+            raise
+        cause = f"{type(e).__name__}: {e}"  # the task after the shards (combine) raised
+        raise ShardError(f"combining the shards' results failed: {cause}", None, cause) from e
     finally:
-        for f in (root, pf):
-            if f is not None:
-                f.release()
         pending.clear()
+        for f in outs:
+            f.release()
+        pf.release()
 
 
-def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_shards"):
+def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_shards",
+               combine=None):
     """``[fn(payload, shard) for shard in shards]``, one task per shard, in shard order.
 
-    For sweeps whose results are wanted one by one (a map, not a sum: every result comes back
-    to the client). ``payload`` is scattered once; errors, retries and ``client`` as in
+    For sweeps whose results are wanted one by one (a map, not a sum). ``payload`` is scattered
+    once; the shard tasks (and the ``combine`` task) go to the scheduler as one graph in one
+    message, and the results come back in one gather; errors, retries and ``client`` as in
     :func:`map_sum`.
 
+    Args:
+        fn, payload, shards, client, progress, name: as in :func:`map_sum`.
+        combine: None, or ``combine(results) -> value`` run as one more task on the cluster on
+            the list of results in shard order (e.g. concatenating them), so that only its
+            value comes back; a pure function, as ``fn``.
+
     Returns:
-        A list with one result per shard.
+        A list with one result per shard, or ``combine`` of that list.
+
+    Raises:
+        ShardError: as in :func:`map_sum`; a failing ``combine`` too (``index`` None).
     """
+    if combine is not None and not callable(combine):
+        raise TypeError(f"{name}: combine must be None or callable, got "
+                        f"{type(combine).__name__}")
     shards = _checked(name, fn, shards)
     bar = _bar(name, len(shards), progress)
     try:
@@ -414,32 +447,38 @@ def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_sha
                 for i, s in enumerate(shards):
                     out.append(_run_shard(fn, payload, s, i, None))
                     bar.update(1)
-                return out
-            distributed = _import_distributed()
-            token = uuid.uuid4().hex[:12]
-            tag = "".join(ch if ch.isalnum() else "_" for ch in name)
-            [pf] = c.scatter([payload], broadcast=True, hash=False)
-            index, futs = {}, []
-            for i, s in enumerate(shards):
-                key = f"diffsci_{tag}_shard-{token}-{i}"
-                index[key] = i
-                futs.append(c.submit(_run_shard, fn, pf, s, i, None, key=key, pure=False))
-            try:
-                for fut in distributed.as_completed(futs, loop=c.loop):
-                    if fut.status == "error":
-                        _raise(fut, index, distributed)
-                    bar.update(1)
-                return c.gather(futs)
-            except distributed.KilledWorker as e:
-                i = _shard_of(e, index)
-                raise ShardError(f"shard {i}: its task killed every worker that ran it ({e})",
-                                 i, f"KilledWorker: {e}") from e
-            finally:
-                pf.release()
-                for f in futs:
-                    f.release()
+                if combine is None:
+                    return out
+                try:
+                    return combine(out)
+                except Exception as e:
+                    cause = f"{type(e).__name__}: {e}"
+                    raise ShardError(f"combining the shards' results failed: {cause}", None,
+                                     cause, traceback.format_exc()) from e
+            return _cluster_map(c, fn, payload, shards, bar, name, combine)
     finally:
         bar.close()
+
+
+def _cluster_map(c, fn, payload, shards, bar, name, combine):
+    """:func:`map_shards` on the cluster: the shard tasks (and the ``combine`` task) as one raw
+    graph in one message, as :func:`_cluster_sum` sends its graph."""
+    distributed = _import_distributed()
+    token = uuid.uuid4().hex[:12]
+    tag = "".join(ch if ch.isalnum() else "_" for ch in name)
+    [pf] = c.scatter([payload], broadcast=True, hash=False)
+    index, dsk, keys = {}, {}, []
+    for i, s in enumerate(shards):
+        key = f"diffsci_{tag}_shard-{token}-{i}"
+        index[key] = i
+        arg = s if isinstance(s, distributed.Future) else _Box(s)
+        dsk[key] = (_run_boxed, fn, pf, arg, i, None)
+        keys.append(key)
+    if combine is None:
+        return _run_graph(c, dsk, keys, keys, index, shards, pf, bar)
+    root = f"diffsci_{tag}_combine-{token}"
+    dsk[root] = (_combine_boxed, _Box(combine), keys)
+    return _run_graph(c, dsk, [root], keys, index, shards, pf, bar)[0]
 
 
 class _Box:
@@ -465,6 +504,10 @@ def _run_boxed(fn, payload, shard, index, weight):
 
 def _add_boxed(parts, spans):
     return _add_many(parts, _unbox(spans))
+
+
+def _combine_boxed(combine, parts):
+    return _unbox(combine)(list(parts))
 
 
 def _shard_of(exc, index):

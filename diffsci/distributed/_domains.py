@@ -234,8 +234,13 @@ def expval_sweep(circuit, thetas, observable, *, shots=None, n_shards=8, seed=0,
     seeds = shard_seeds(_check_int("expval_sweep", "seed", seed, 0), len(thetas))
     edges = np.linspace(0, len(thetas), n_shards + 1).round().astype(int)
     blocks = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-    parts = map_shards(_quantum_rows, (circuit, observable, shots, thetas, seeds), blocks,
-                       client=client, progress=progress, name="expval_sweep")
+    return map_shards(_quantum_rows, (circuit, observable, shots, thetas, seeds), blocks,
+                      client=client, progress=progress, name="expval_sweep",
+                      combine=_concat_rows)
+
+
+def _concat_rows(parts):
+    """The blocks' dicts of per-row arrays joined in row order (the last task of the sweep)."""
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 

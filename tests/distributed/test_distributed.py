@@ -327,6 +327,91 @@ def test_multiview_value_and_grad(client):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+class _GraphCounter(distributed.diagnostics.plugin.SchedulerPlugin):
+    """Records the keys of the tasks in every graph the scheduler receives (``update_graph``;
+    the scattered payload, already in memory, is listed as a dependency and left out)."""
+
+    name = "diffsci-test-graph-counter"
+
+    def __init__(self):
+        self.graphs = []
+
+    def update_graph(self, scheduler, *, client, keys, tasks, **kwargs):
+        self.graphs.append(sorted(k for k in map(str, tasks) if k.startswith("diffsci_")))
+
+
+@pytest.fixture
+def graphs(client):
+    """The graphs the scheduler receives during the test (a list of lists of task keys)."""
+    plugin = _GraphCounter()
+    # LocalCluster's scheduler runs in this process: the plugin object itself is registered
+    scheduler = client.cluster.scheduler
+    scheduler.add_plugin(plugin)
+    try:
+        yield plugin.graphs
+    finally:
+        scheduler.remove_plugin(name=_GraphCounter.name)
+
+
+def _pairs(_, k):
+    return {"k": np.array([k, 10 * k]), "sq": np.array([k * k])}
+
+
+def test_every_call_sends_one_graph_with_all_its_tasks(client, graphs):
+    shards = list(range(5))
+    ref = [_pairs(None, k) for k in shards]
+    got = dd.map_shards(_pairs, None, shards, client=client)
+    assert len(graphs) == 1 and len(graphs[0]) == 5
+    assert all(_leaves_equal(a, b) for a, b in zip(got, ref))
+    # with combine: the shard tasks and the combine task in one graph, its value alone back
+    cat = lambda parts: {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    joined = dd.map_shards(_pairs, None, shards, client=client, combine=cat)
+    assert len(graphs) == 2 and len(graphs[1]) == 6
+    assert any("combine" in key for key in graphs[1])
+    assert _leaves_equal(joined, cat(ref))
+    assert _leaves_equal(joined, dd.map_shards(_pairs, None, shards, client="serial",
+                                               combine=cat))
+    # value_and_grad: 9 shard tasks and 2 reductions (8 + 1 -> a run of 8, then the root)
+    dd.value_and_grad(lsq, P0, _data(9), client=client)
+    assert len(graphs) == 3 and len(graphs[2]) == 9 + 2
+    # expval_sweep is a map_shards with a concatenating combine: one graph too
+    pytest.importorskip("quantum")
+    import quantum
+
+    c = quantum.Circuit(1).ry(0)
+    got = dd.expval_sweep(c, np.array([[0.1], [0.2], [0.3]]), quantum.Z(0), n_shards=3,
+                          client=client)
+    assert len(graphs) == 4 and len(graphs[3]) == 3 + 1
+    np.testing.assert_allclose(got["value"], np.cos([0.1, 0.2, 0.3]), rtol=1e-13)
+    np.testing.assert_allclose(got["grad"][:, 0], -np.sin([0.1, 0.2, 0.3]), rtol=1e-13)
+
+
+def _fail_on_two(_, k):
+    if k == 2:
+        raise KeyError("no row 2")
+    return k
+
+
+def test_map_shards_errors_name_the_shard_and_the_combine(client):
+    for c in (client, "serial"):
+        with pytest.raises(dd.ShardError, match=r"shard 2 .*KeyError") as e:
+            dd.map_shards(_fail_on_two, None, range(4), client=c)
+        assert e.value.index == 2
+        with pytest.raises(dd.ShardError, match="combining the shards' results failed: "
+                                                "ZeroDivisionError") as e:
+            dd.map_shards(lambda _, k: k, None, [0, 1], client=c,
+                          combine=lambda parts: 1 / parts[0])
+        assert e.value.index is None
+    with pytest.raises(TypeError, match="combine must be None or callable, got int"):
+        dd.map_shards(lambda _, k: k, None, [0], client="serial", combine=3)
+    # the cluster holds nothing of these calls afterwards (releases travel batched: wait)
+    left, deadline = True, time.monotonic() + 20
+    while left and time.monotonic() < deadline:
+        left = [k for k in list(client.cluster.scheduler.tasks) if "map_shards" in str(k)]
+        time.sleep(0.05)
+    assert not left
+
+
 def test_fan_in_reduction_equals_the_binary_tree_bit_for_bit():
     from diffsci.distributed._core import _fan_in, _tree
 
