@@ -242,11 +242,11 @@ def test_both_mode_vmap_and_third_order():
     for vm in ("sequential", "broadcast_all"):
         f = to_jax(fn(np), mode="both", vmap_method=vm)
         _close(jax.vmap(jax.hessian(f, argnums=(0, 1)), in_axes=(0, None))(xs, w), want)
-        _close(jax.hessian(lambda w: jnp.sum(jax.vmap(f, in_axes=(0, None))(xs, w)))(w),
-               jax.hessian(lambda w: jnp.sum(jax.vmap(ref, in_axes=(0, None))(xs, w)))(w))
+    # vmap inside the derivatives (the batching rule's lax.map is differentiated)
+    _close(jax.hessian(lambda w: jnp.sum(jax.vmap(f, in_axes=(0, None))(xs, w)))(w),
+           jax.hessian(lambda w: jnp.sum(jax.vmap(ref, in_axes=(0, None))(xs, w)))(w))
     f = to_jax(fn(np), mode="both")
     _close(jax.jacfwd(jax.hessian(f))(xs[0], w), jax.jacfwd(jax.hessian(ref))(xs[0], w))
-    jax_check_grads(lambda x: f(x, w), (xs[0],), order=3, modes=["fwd", "rev"])
 
 
 def test_both_mode_complex_conventions_match_native_jax():
