@@ -7,6 +7,7 @@ that the crossing dominates:
   to_torch    to_torch(f)(x).backward(g)           minus  ds.pullback(f, x) + back(g)
   from_torch  ds.pullback(from_torch(tf), x)+back  minus  tf(x).backward(g) in torch
   to_jax      jit(value_and_grad(sum∘to_jax(f)))(x) minus  ds.pullback(f, x) + back(g)
+              (also for mode="both", reported without a verdict: f runs twice per grad)
   from_jax    ds.pullback(from_jax(jf), x)+back    minus  jit(vjp(jf))(x, g)
 
 with f(x) = sin(x)·2 (two diffsci ops), tf and jf the same in torch/JAX.  The unit for the
@@ -14,7 +15,9 @@ torch bridges is an empty ``torch.autograd.Function`` (identity forward, identit
 called and backpropagated in the same run; for the JAX bridges a jitted
 ``jax.value_and_grad`` through an empty ``pure_callback`` pair (identity forward and backward
 callbacks under a ``custom_vjp``; with ``grad`` alone XLA drops the unused forward).
-Aim (issue #15): each bridge's overhead ≤ 1.5 units.
+Aim (issue #15): each bridge's overhead ≤ 1.5 units.  ``--quick`` (the CI smoke run,
+tests/interop/test_bench_interop_smoke.py, about 25 s) takes 5 short repetitions and marks
+the verdicts SKIP: its figures are too noisy to hold to the aim.
 
 Quantum layer: a 4-qubit classifier layer (RY angle encoding of 4 features, L layers of
 trainable RY·RZ plus a CNOT ring, ⟨Z⟩ on every wire), batch 16, forward + backward of
@@ -130,6 +133,8 @@ def jax_rows(reps, target):
     empty_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(empty_cb(x))))
     bridged = to_jax(_f)
     to_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(bridged(x))))
+    both = to_jax(_f, mode="both")
+    both_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(both(x))))
     jf = lambda x: jnp.sin(x) * 2.0  # noqa: E731
     jax_vjp = jax.jit(lambda x, g: jax.vjp(jf, x)[1](g))
     fj = from_jax(jf)
@@ -144,6 +149,9 @@ def jax_rows(reps, target):
     def to_jax_step():
         jax.block_until_ready(to_grad(xj))
 
+    def to_jax_both_step():
+        jax.block_until_ready(both_grad(xj))
+
     def jax_direct():
         jax_vjp(xj, xj)[0].block_until_ready()
 
@@ -151,12 +159,14 @@ def jax_rows(reps, target):
         _, back = ds.pullback(fj, x)
         back(g)
 
-    t_empty, t_ds, t_to, t_jax, t_from = time_interleaved(
-        [empty, ds_direct, to_jax_step, jax_direct, from_jax_step], reps, target)
+    t_empty, t_ds, t_to, t_jax, t_from, t_both = time_interleaved(
+        [empty, ds_direct, to_jax_step, jax_direct, from_jax_step, to_jax_both_step], reps,
+        target)
     # the empty callback pair is paid by to_jax too: compare the bridge with it (ds's own
     # sum in the loss is part of the jitted function in both)
     return t_empty, [("to_jax", t_to, t_ds, "ds.pullback + back"),
-                     ("from_jax", t_from, t_jax, "jit(vjp) in JAX")]
+                     ("from_jax", t_from, t_jax, "jit(vjp) in JAX"),
+                     ("to_jax both", t_both, t_ds, "ds.pullback + back (mode='both')")]
 
 
 # ---------------------------------------------------------------------------
@@ -252,7 +262,8 @@ def main(argv=None):
     print(f"# bench_interop: {platform.processor() or platform.machine()}, "
           f"python {platform.python_version()}, {reps} interleaved repetitions, medians; the "
           f"machine may be shared by other jobs")
-    report = {"bridges": [], "quantum": []}
+    report = {"quick": args.quick, "reps": reps, "aim_units": AIM_UNITS, "bridges": [],
+              "quantum": []}
     for side, rows_fn in (("torch", torch_rows), ("jax", jax_rows)):
         try:
             unit, rows = rows_fn(reps, target)
@@ -267,11 +278,13 @@ def main(argv=None):
         for name, t, direct, what in rows:
             over = t - direct
             units = over / unit
-            verdict = "PASS" if units <= AIM_UNITS else "FAIL"
+            # the aim is the issue's for to_jax's default mode; mode="both" is reported only
+            verdict = ("SKIP" if args.quick or name == "to_jax both" else
+                       "PASS" if units <= AIM_UNITS else "FAIL")
             print(f"{name:<11} {t * 1e6:>11.1f} {direct * 1e6:>10.1f} {over * 1e6:>12.1f} "
                   f"{units:>6.2f}  {what}   [{verdict} aim ≤ {AIM_UNITS}]")
             report["bridges"].append(dict(bridge=name, bridged_s=t, direct_s=direct,
-                                          unit_s=unit, units=units))
+                                          unit_s=unit, units=units, verdict=verdict))
     layers, batch = (2, 16)
     print(f"\nquantum layer: {QUBITS} qubits, {layers} layers, batch {batch}, "
           f"forward + backward")
