@@ -1,7 +1,9 @@
 """Rules ``diffsci.jit`` substitutes while it traces: masks recomputed from traced values.
 
 The derivative rules of ``maximum``/``minimum``/``fmax``/``fmin`` (diffsci/numpy/_vjps.py,
-_jvps.py) compute *which argument wins* on ``getval``'d values, with plain NumPy: in eager mode
+_jvps.py) compute *which argument wins* on ``getval``'d values, with plain NumPy (so do those
+of ``abs``/``fabs`` (a sign), ``clip`` (two masks), ``remainder``/``fmod`` (a quotient's floor or
+truncation): they call the zero-derivative primitives of :data:`PLAIN` instead): in eager mode
 that is right and cheap, but under a jit trace the mask is a constant of the trace, so
 ``jit(grad(relu))`` kept the sign pattern of the first input (a silent wrong gradient at any
 input with another pattern).  While a jit trace runs, :func:`substituted` swaps those rules for
@@ -82,13 +84,76 @@ def scalar_source(fun, ops, zero):
     return f"({g} if not ({wins} or {ties}) else ({half} if {ties} else {zero}))"
 
 
+def _plain(ufunc):
+    """``ufunc`` as a primitive with zero derivatives: a mask or a step (sign, floor) computed
+    from traced values, recorded by the trace instead of folded into a constant."""
+    p = primitive(ufunc, name=f"jit_plain_{ufunc.__name__}")
+    defvjp(p, *[(lambda g, ans, *a, k=k, **kw: _zeros_like(a[k])) for k in range(ufunc.nin)])
+    defjvp(p, *[(lambda t, ans, *a, **kw: _zeros_like(ans))] * ufunc.nin)
+    return p
+
+
+PLAIN = {u: _plain(u) for u in (np.sign, np.floor_divide, np.trunc, np.less, np.greater,
+                                np.maximum, np.logical_or)}
+
+
+def _clip_masks(a, lo, hi):
+    """Those of diffsci.numpy's clip rules (``a_max`` wins where ``a_min > a_max``), traced."""
+    less, greater = PLAIN[np.less], PLAIN[np.greater]
+    none = np.zeros(np.shape(getval(a)), bool)
+    low = less(a, lo) if lo is not None else none
+    if hi is None:
+        high = none
+    else:
+        high = greater(PLAIN[np.maximum](a, lo) if lo is not None else a, hi)
+    return greater(low, high), high  # low & ~high (booleans): a_max wins over a_min
+
+
 def _rules():
     """``(Rules dict, argnum, jit rule)`` for every rule the trace substitutes."""
     from ..numpy import _wrap as W
     from ..numpy._jvps import _bc
     from ..numpy._util import unbroadcast
 
+    sign, either = PLAIN[np.sign], PLAIN[np.logical_or]
     out = []
+    for prim in (W.absolute, W.fabs):
+        vjp0, jvp0 = prim.vjps.get(0), prim.jvps.get(0)
+
+        def vjp(g, ans, x, vjp0=vjp0, **kw):  # complex |z|: the rule has no plain mask
+            return vjp0(g, ans, x, **kw) if np.iscomplexobj(getval(x)) else g * sign(x)
+
+        def jvp(t, ans, x, jvp0=jvp0, **kw):
+            return jvp0(t, ans, x, **kw) if np.iscomplexobj(getval(x)) else t * sign(x)
+
+        out += [(prim.vjps, 0, vjp), (prim.jvps, 0, jvp)]
+    out.append((W.remainder.vjps, 1, lambda g, ans, x, y, **kw: unbroadcast(
+        -g * PLAIN[np.floor_divide](x, y), y)))
+    out.append((W.fmod.vjps, 1, lambda g, ans, x, y, **kw: unbroadcast(
+        -g * PLAIN[np.trunc](x / y), y)))
+
+    def clip_a(g, ans, a, lo, hi):
+        low, high = _clip_masks(a, lo, hi)
+        return unbroadcast(np.where(either(low, high), 0, g), a)
+
+    def clip_lo(g, ans, a, lo, hi):
+        return unbroadcast(np.where(_clip_masks(a, lo, hi)[0], g, 0), lo)
+
+    def clip_hi(g, ans, a, lo, hi):
+        return unbroadcast(np.where(_clip_masks(a, lo, hi)[1], g, 0), hi)
+
+    def clip_ta(t, ans, a, lo, hi):
+        low, high = _clip_masks(a, lo, hi)
+        return _bc(np.where(either(low, high), 0, t), ans)
+
+    def clip_tlo(t, ans, a, lo, hi):
+        return _bc(np.where(_clip_masks(a, lo, hi)[0], t, 0), ans)
+
+    def clip_thi(t, ans, a, lo, hi):
+        return _bc(np.where(_clip_masks(a, lo, hi)[1], t, 0), ans)
+
+    for k, (v, j) in enumerate(((clip_a, clip_ta), (clip_lo, clip_tlo), (clip_hi, clip_thi))):
+        out += [(W._clip_p.vjps, k, v), (W._clip_p.jvps, k, j)]
     for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
                        ("fmin", W.fmin)):
         for side in (0, 1):

@@ -322,3 +322,37 @@ def test_relu_network_trains_with_one_specialization():
         w1 = w1 - 0.01 * step(w1, w2, x)[1][0]
     c.__exit__(None, None, None)
     assert step.stats()["specializations"] == 1 and step.stats()["traces"] == 1
+
+
+_PLAIN_MASKS = {
+    "abs": lambda x, y: np.sum(np.abs(x) * y),
+    "fabs": lambda x, y: np.sum(np.fabs(x) ** 2 * y),
+    "clip": lambda x, y: np.sum(np.clip(x, -0.5, 0.6) * y),
+    "clip_traced_bounds": lambda x, y: np.sum(np.clip(x, y * 0.3, 0.7) ** 2),  # lo > hi too
+    "clip_upper_only": lambda x, y: np.sum(np.clip(x, None, y) ** 2),
+    "remainder": lambda x, y: np.sum(np.remainder(x, y + 2.0)),
+    "fmod": lambda x, y: np.sum(np.fmod(x * 3, y + 2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PLAIN_MASKS))
+def test_sign_clip_and_quotient_steps_follow_the_input(name):
+    """abs's sign, clip's masks and remainder/fmod's quotient steps are recorded (zero
+    derivative primitives) instead of kept from the first input."""
+    f = _PLAIN_MASKS[name]
+    rng = np.random.default_rng(11)
+    jg = ds.jit(ds.grad(f, argnums=(0, 1)), check=False)  # no first-call check, no probes
+    gj = ds.grad(ds.jit(f, check=False), argnums=(0, 1))
+    jt = ds.jit(lambda x, y, t: ds.jvp(lambda x: f(x, y), (x,), (t,)), check=False)
+    c = strict()
+    for _ in range(5):
+        x, y = 2 * rng.standard_normal(6), 2 * rng.standard_normal(6)
+        t = rng.standard_normal(6)
+        ref = ds.grad(f, argnums=(0, 1))(x, y)
+        close(jg(x, y), ref)
+        close(gj(x, y), ref)
+        close(jt(x, y, t), ds.jvp(lambda x: f(x, y), (x,), (t,)))
+    c.__exit__(None, None, None)
+    assert jg.stats()["specializations"] == 1 and jt.stats()["specializations"] == 1
+    if name == "abs":  # closed form: d/dx Σ|x| y = sign(x) y
+        close(jg(x, y)[0], np.sign(x) * y)
