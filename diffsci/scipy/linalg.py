@@ -1671,5 +1671,8 @@ from ._linalg_special import (  # noqa: E402, F401
     block_diag, circulant, companion, convolution_matrix, eigh_tridiagonal, fiedler, hankel,
     leslie, qr_multiply, toeplitz,
 )
+# fiedler_companion, hessenberg, rsf2csf, funm: diffsci/scipy/_linalg_decomp.py.
+from . import _linalg_decomp  # noqa: E402, I001
+from ._linalg_decomp import fiedler_companion, funm, hessenberg, rsf2csf  # noqa: E402, F401
 
-__all__ = sorted(__all__ + _linalg_special.__all__)
+__all__ = sorted(__all__ + _linalg_special.__all__ + _linalg_decomp.__all__)
