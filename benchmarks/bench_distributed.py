@@ -9,6 +9,9 @@
    data block generated from the shard's seed (≈ 150 ms of single-threaded NumPy per shard,
    calibrated in process first), on 1 and on 2 workers; speed-up = T₁/T₂, efficiency against the
    in-process time of the same shards (``client="serial"``).
+   A third call of each kind of shard runs under Dask's task stream: per worker the compute,
+   transfer, deserialisation and idle time, the latency to the first task and after the last
+   one, the mean compute time of a shard task inside a worker (section 2c).
 3. The scaling model to 100+ workers from the measured costs (printed; see
    ``benchmarks/README.md``, "Scaling").
 
@@ -100,6 +103,50 @@ def load():
         return os.getloadavg()[0]
     except OSError:  # pragma: no cover
         return float("nan")
+
+
+def breakdown(client, run):
+    """Where the wall time of ``run()`` goes on ``client``'s cluster, from Dask's task stream:
+    per worker the compute time of its tasks, the transfers and deserialisations, and the idle
+    time (wall minus those); the latency from the call to the first task and from the last task
+    to the return; the shard tasks' mean compute time and how many each worker ran."""
+    import distributed
+
+    with distributed.get_task_stream(client=client) as ts:
+        t0 = time.time()
+        run()
+        t1 = time.time()
+    per = {}
+    first, last, shard_times = t1, t0, []
+    for rec in ts.data:
+        w = per.setdefault(rec["worker"], {"compute": 0.0, "transfer": 0.0, "deserialize": 0.0,
+                                           "shards": 0})
+        for ss in rec["startstops"]:
+            dt = ss["stop"] - ss["start"]
+            if ss["action"] in w:
+                w[ss["action"]] += dt
+            if ss["action"] == "compute":
+                first, last = min(first, ss["start"]), max(last, ss["stop"])
+                if "_shard-" in str(rec["key"]):
+                    shard_times.append(dt)
+                    w["shards"] += 1
+    wall = t1 - t0
+    for w in per.values():
+        w["idle"] = wall - w["compute"] - w["transfer"] - w["deserialize"]
+    return {"wall_s": wall, "to_first_task_s": first - t0, "after_last_task_s": t1 - last,
+            "shard_compute_mean_s": float(np.mean(shard_times)) if shard_times else float("nan"),
+            "workers": {str(k): v for k, v in sorted(per.items())}}
+
+
+def print_breakdown(label, b):
+    print(f"   {label}: wall {1e3 * b['wall_s']:.0f} ms = {1e3 * b['to_first_task_s']:.0f} ms "
+          f"to the first task + the tasks + {1e3 * b['after_last_task_s']:.0f} ms after the "
+          f"last; a shard task computes {1e3 * b['shard_compute_mean_s']:.0f} ms on average")
+    for name, w in b["workers"].items():
+        print(f"      worker {name[-5:]}: {w['shards']:2d} shards, compute "
+              f"{1e3 * w['compute']:.0f} ms, transfer {1e3 * w['transfer']:.1f} ms, "
+              f"deserialise {1e3 * w['deserialize']:.1f} ms, idle {1e3 * w['idle']:.0f} ms "
+              f"({w['idle'] / b['wall_s']:.0%})")
 
 
 def t90(p, c0, o_w, o_s):
@@ -213,6 +260,18 @@ def main():
               f"2 workers vs in process {rmed['serial'] / rmed[2]:.2f}×")
         out["scaling_cache_resident"] = {"shard_s": t_rnn, "median_s": {
             str(k): v for k, v in rmed.items()}, "speedup_1_to_2": rmed[1] / rmed[2]}
+
+        # 2c. where the time goes: one more call of each, under Dask's task stream
+        print("\n2c. where the time goes (one call each, Dask's task stream; idle = wall minus "
+              "the worker's compute, transfers and deserialisation)")
+        out["breakdown"] = {}
+        for label, loss, params, sh in (("MLP", mlp_loss, p, shards),
+                                        ("cache-resident", rnn_loss, pr, rshards)):
+            for w, k in clients.items():
+                b = breakdown(k, lambda: dd.value_and_grad(loss, params, sh, client=k,
+                                                           progress=False))
+                print_breakdown(f"{label}, {w} worker{'s' if w > 1 else ''}", b)
+                out["breakdown"][f"{label}_{w}"] = b
 
     # 3. the model (benchmarks/README.md, "Scaling")
     o_w = max(fits[1]["per_shard_s"], 1e-6)

@@ -241,11 +241,20 @@ def _check_shards(who, shards):
     return shards
 
 
+#: The environment of an embedded cluster's worker processes: one worker per core with one
+#: thread each, so every native thread pool is pinned to one thread (Dask's nanny pins
+#: OpenMP/MKL/OpenBLAS already; Numba's parallel pool and NumExpr are added) instead of each
+#: worker starting a pool as wide as the machine and the pools oversubscribing the cores.
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+              "NUMBA_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1"}
+
+
 @contextlib.contextmanager
 def cluster_client(client, n_tasks=None):
     """The Dask client to run on: ``client`` itself, a Client on the scheduler address
     ``client``, else the existing default client, else a temporary ``LocalCluster`` of worker
-    processes (one thread each, ``min(cores, n_tasks)`` workers) closed on exit.
+    processes (one thread each, ``min(cores, n_tasks)`` workers, native thread pools pinned to
+    one thread: ``WORKER_ENV``) closed on exit.
 
     Yields:
         A ``distributed.Client``, or None for ``client="serial"``.
@@ -274,7 +283,7 @@ def cluster_client(client, n_tasks=None):
         pass
     n = max(1, min(os.cpu_count() or 1, n_tasks or 1))
     with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as cluster, \
+                                  dashboard_address=":0", env=dict(WORKER_ENV)) as cluster, \
             distributed.Client(cluster, set_as_default=False) as c:
         yield c
 
