@@ -312,7 +312,7 @@ def main(argv=None):
     targets.append(("W1 jit ≤ 0.05 µs/op", us_op <= W1_MAX_US_PER_OP,
                     f"{us_op:.4f} µs/op, {speed:.0f}× eager"))
     outer = w1["diffsci value_and_grad(jit(f))"] / w1["diffsci jit value_and_grad"]
-    print(f"\n  value_and_grad(jit(f)): {outer:.1f}× the time of jit(value_and_grad(f)) "
+    print(f"\nW1: value_and_grad(jit(f)) takes {outer:.1f}× the time of jit(value_and_grad(f)) "
           f"(the outer transform's own overhead, plus the forward computed twice), "
           f"{w1['diffsci eager value_and_grad'] / w1['diffsci value_and_grad(jit(f))']:.0f}× "
           f"faster than eager")
