@@ -222,6 +222,41 @@ SPECS += [  # special matrices: gathers of their inputs
 ]
 
 
+def real_schur(n):  # (T, Z) of a random matrix: T with 2 x 2 blocks
+    def sample(r):
+        return sl.schur(r.standard_normal((n, n)))
+    return sample
+
+
+_SCHUR4 = real_schur(4)(np.random.default_rng(3))  # one 2 x 2 block and two 1 x 1
+_SCHUR5 = real_schur(5)(np.random.default_rng(4))  # two 2 x 2 blocks
+
+
+def _rsf2csf_structured(tz0):
+    """rsf2csf of T restricted to the quasi-triangular pattern of the sample's T: SciPy's
+    algorithm switches a rotation on where a zero subdiagonal entry becomes nonzero (a
+    discontinuity), so the pattern is kept fixed."""
+    mask = np.triu(np.ones(tz0[0].shape)) + (np.tril(np.abs(tz0[0]), -1) > 0)
+    return lambda t, z: L.rsf2csf(t * mask, z)
+
+
+SPECS += [  # fiedler_companion, hessenberg, rsf2csf, funm (diffsci/scipy/_linalg_decomp.py)
+    S("fiedler_companion", L.fiedler_companion,
+      (lambda r: rhs(6)(r) + np.array([2.0, 0, 0, 0, 0, 0]),)),
+    S("fiedler_companion", L.fiedler_companion,
+      (lambda r: rhs(5, cplx=True)(r) + np.array([2.0, 0, 0, 0, 0]),), order=1),
+    S("hessenberg", L.hessenberg, (rhs(5, 5),)),
+    S("hessenberg", lambda a: L.hessenberg(a, calc_q=True), (rhs(4, 4),)),
+    S("hessenberg", lambda a: L.hessenberg(a, calc_q=True), (rhs(4, 4, cplx=True),), order=1),
+    S("rsf2csf", _rsf2csf_structured(_SCHUR4), (lambda r: _SCHUR4[0], lambda r: _SCHUR4[1])),
+    S("rsf2csf", _rsf2csf_structured(_SCHUR5), (lambda r: _SCHUR5[0], lambda r: _SCHUR5[1]),
+      order=1),
+    S("funm", lambda a: L.funm(a, np.exp), (rhs(3, 3),)),
+    S("funm", lambda a: L.funm(a, np.sin), (rhs(3, 3, cplx=True),), order=1),
+    S("funm", lambda a: L.funm(a, np.log), (wellcond(3),), order=1),
+]
+
+
 @pytest.mark.parametrize("name,args", [
     ("toeplitz", ([1.0, 2.0, 3.0], [9.0, 4.0, 5.0, 6.0])), ("toeplitz", ([1.0, 2j, 3.0],)),
     ("hankel", ([1.0, 2.0, 3.0], [9.0, 4.0])), ("hankel", ([1.0, 2.0],)),
@@ -678,3 +713,166 @@ def test_det_at_a_singular_matrix_is_the_adjugate():
     a = np.array([[1.0, 2.0], [2.0, 4.0]])
     np.testing.assert_allclose(ds.grad(L.det)(a), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-14)
     np.testing.assert_allclose(ds.jacfwd(L.det)(a), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-14)
+
+
+# ---------------------------------------------------------------- fiedler_companion, hessenberg,
+# rsf2csf, funm
+def _rc(*shape, seed=0, cplx=False):
+    r = np.random.default_rng(seed)
+    x = r.standard_normal(shape)
+    return x + 1j * r.standard_normal(shape) if cplx else x
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 9])
+def test_fiedler_companion_is_scipys_and_linear_in_a_over_a0(n):
+    a = _rc(n, seed=n) + np.eye(1, n)[0] * 2.0
+    got = _value_when_traced(L.fiedler_companion, a)
+    np.testing.assert_array_equal(got, sl.fiedler_companion(a))
+    # the Jacobian in a[k] (k >= 1) is SciPy's matrix of the unit polynomial e_k / a[0]
+    jac = ds.jacobian(L.fiedler_companion)(a)
+    for k in range(1, n):
+        e = np.zeros(n)
+        e[0], e[k] = 1.0, 1.0 / a[0]
+        ref = sl.fiedler_companion(e) - sl.fiedler_companion(np.eye(1, n)[0])
+        np.testing.assert_allclose(jac[..., k], ref, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("n,cplx", [(3, False), (3, True), (5, False), (6, True), (10, False),
+                                    (10, True)])
+def test_hessenberg_traced_values_are_scipys(n, cplx):
+    a = _rc(n, n, seed=n, cplx=cplx)
+    h, q = _value_when_traced(lambda a: L.hessenberg(a, calc_q=True), a)
+    h0, q0 = sl.hessenberg(a, calc_q=True)
+    np.testing.assert_allclose(h, h0, rtol=0, atol=1e-12 * np.abs(a).max() * n)
+    np.testing.assert_allclose(q, q0, rtol=0, atol=1e-12 * n)
+    np.testing.assert_array_equal(np.tril(h, -2), 0)
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_hessenberg_derivative_satisfies_the_differentiated_factorization(cplx):
+    # A = Q H Qᴴ, Q e_1 = e_1: with Ω = Qᴴ Q̇ (skew-Hermitian, first row and column zero),
+    # Ḣ = Qᴴ Ȧ Q - Ω H + H Ω is upper Hessenberg.
+    a, e = _rc(5, 5, seed=1, cplx=cplx), _rc(5, 5, seed=2, cplx=cplx)
+    (h, q), (hd, qd) = ds.jvp(lambda a: L.hessenberg(a, calc_q=True), (a,), (e,))
+    om = q.conj().T @ qd
+    np.testing.assert_allclose(om + om.conj().T, 0, atol=1e-12)
+    np.testing.assert_allclose(om[0], 0, atol=1e-12)
+    np.testing.assert_allclose(hd, q.conj().T @ e @ q - om @ h + h @ om, atol=1e-11)
+    np.testing.assert_array_equal(np.tril(hd, -2), 0)
+    # reverse mode is the adjoint of forward mode
+    g = _rc(5, 5, seed=3, cplx=cplx)
+    back = ds.pullback(lambda a: L.hessenberg(a), a)[1](g)[0]
+    np.testing.assert_allclose(np.real(np.vdot(back, e)), np.real(np.vdot(g, hd)), rtol=1e-11)
+
+
+@pytest.mark.parametrize("n,seed", [(2, 0), (3, 1), (4, 3), (5, 4), (6, 5), (7, 6)])
+def test_rsf2csf_traced_values_are_scipys(n, seed):
+    t, z = sl.schur(_rc(n, n, seed=seed))
+    got = _value_when_traced(L.rsf2csf, t, z)
+    for g, w in zip(got, sl.rsf2csf(t, z)):
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-13 * n)
+
+
+def test_rsf2csf_diagonal_derivative_is_the_eigenvalue_derivative():
+    # T' = Z'ᴴ A Z' is triangular: d diag(T') along a perturbation of A = Z T Zᵀ are the
+    # eigenvalue derivatives of A, computed here independently by diffsci.numpy.linalg.eig.
+    import diffsci.numpy.linalg as dla
+    a = _rc(4, 4, seed=3)
+    e = _rc(4, 4, seed=9)
+    t0, z0 = sl.schur(a)
+    mask = np.triu(np.ones((4, 4))) + (np.tril(np.abs(t0), -1) > 0)
+    # the real Schur form's derivative along e: Z fixed, T moves by Zᵀ e Z (then masked)
+    td = mask * (z0.T @ e @ z0)
+    (t1, z1), (dt, dz) = ds.jvp(L.rsf2csf, (t0, z0), (td, np.zeros((4, 4))))
+    lam = np.diagonal(t1)
+    w, v = np.linalg.eig(a)
+    order = [int(np.argmin(np.abs(w - x))) for x in lam]
+    ew = ds.jvp(lambda x: dla.eigvals(x), (a,), (z0 @ td @ z0.T,))[1]
+    np.testing.assert_allclose(np.diagonal(dt), ew[order], rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(np.tril(dt, -1), 0)
+    # and Z' T' Z'ᴴ = Z T Zᵀ to first order
+    np.testing.assert_allclose(dz @ t1 @ z1.conj().T + z1 @ dt @ z1.conj().T
+                               + z1 @ t1 @ dz.conj().T, z0 @ td @ z0.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("func", [np.exp, np.sin, np.cos, np.sqrt, np.log],
+                         ids=["exp", "sin", "cos", "sqrt", "log"])
+def test_funm_traced_value_and_frechet_derivative(func):
+    a = wellcond(4)(np.random.default_rng(1))
+    e = _rc(4, 4, seed=2)
+    np.testing.assert_array_equal(_value_when_traced(lambda a: L.funm(a, func), a),
+                                  sl.funm(a, func))
+    # the forward rule (Daleckii-Krein, f' by Cauchy's integral) against central differences
+    # of SciPy's own funm, an independent computation (Schur-Parlett)
+    h = 1e-5
+    fd = (sl.funm(a + h * e, func) - sl.funm(a - h * e, func)) / (2 * h)
+    jv = ds.jvp(lambda a: L.funm(a, func), (a,), (e,))[1]
+    np.testing.assert_allclose(jv, fd, rtol=0, atol=1e-8 * np.abs(fd).max())
+
+
+def test_funm_exp_gradients_are_expms():
+    for cplx in (False, True):
+        a, g = _rc(4, 4, seed=4, cplx=cplx), _rc(4, 4, seed=5, cplx=cplx)
+        via_funm = ds.pullback(lambda a: L.funm(a, np.exp), a)[1](g)[0]
+        via_expm = ds.pullback(L.expm, a)[1](g)[0]
+        np.testing.assert_allclose(via_funm, via_expm, rtol=1e-11, atol=1e-12)
+        e = _rc(4, 4, seed=6, cplx=cplx)
+        np.testing.assert_allclose(ds.jvp(lambda a: L.funm(a, np.exp), (a,), (e,))[1],
+                                   sl.expm_frechet(a, e, compute_expm=False), rtol=1e-11,
+                                   atol=1e-12)
+    # second order: d²/ds² funm(s a, exp) = a² expm(s a)
+    a = _rc(3, 3, seed=7)
+    d2 = ds.grad(ds.grad(lambda s: L.funm(s * a, np.exp)[0, 1]))(0.6)
+    np.testing.assert_allclose(d2, (a @ a @ sl.expm(0.6 * a))[0, 1], rtol=1e-9)
+
+
+def test_funm_sin_gradient_matches_torch():
+    torch = pytest.importorskip("torch")
+    a, g = _rc(4, 4, seed=8), _rc(4, 4, seed=9)
+    ta = torch.tensor(a, requires_grad=True)
+    # sin(A) = Im expm(iA) for real A
+    torch.sum(torch.tensor(g) * torch.linalg.matrix_exp(1j * ta.to(torch.complex128)).imag
+              ).backward()
+    ours = ds.grad(lambda a: np.sum(g * L.funm(a, np.sin)))(a)
+    np.testing.assert_allclose(ours, ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_funm_disp_false_returns_scipys_error_estimate():
+    a = wellcond(3)(np.random.default_rng(2))
+    seen = {}
+
+    def loss(a):
+        f, err = L.funm(a, np.exp, disp=False)
+        seen["err"] = err
+        return np.sum(f)
+
+    ds.grad(loss)(a)
+    assert seen["err"] == sl.funm(a, np.exp, disp=False)[1]
+    assert isinstance(L.funm(a, np.exp, disp=False), tuple)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: _traced(L.hessenberg)(np.ones((2, 3))), r"hessenberg: a must be a square.*\(2, 3\)"),
+    (lambda: _traced(L.hessenberg)(np.ones((2, 2, 2))), "hessenberg: a must be a square 2-D"),
+    (lambda: _traced(lambda t: L.rsf2csf(t, np.eye(2))[0])(np.ones((2, 3))),
+     "rsf2csf: T must be a square"),
+    (lambda: _traced(lambda z: L.rsf2csf(np.eye(2), z)[0])(np.ones(2)), "rsf2csf: Z must be"),
+    (lambda: _traced(lambda t: L.rsf2csf(t, np.eye(3))[0])(np.eye(2)),
+     r"rsf2csf: T and Z must have one shape"),
+    (lambda: L.funm(np.ones((2, 3)), np.exp), r"funm: A must be a square.*\(2, 3\)"),
+    (lambda: _traced(lambda a: L.funm(a, np.exp))(np.ones(3)), "funm: A must be a square"),
+    (lambda: _traced(L.fiedler_companion)(np.array([0.0, 1.0, 2.0])),
+     r"fiedler_companion: a\[0\] \(the leading coefficient\) must be nonzero"),
+    (lambda: _traced(L.fiedler_companion)(np.ones((2, 3))), "fiedler_companion: traced a must "
+                                                             "be 1-D"),
+], ids=["hessenberg-non-square", "hessenberg-3d", "rsf2csf-T", "rsf2csf-Z", "rsf2csf-shapes",
+        "funm-non-square", "funm-1d-traced", "fiedler_companion-leading-zero",
+        "fiedler_companion-2d"])
+def test_decompositions_reject_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_funm_rejects_a_non_callable():
+    with pytest.raises(TypeError, match="funm: func must be callable"):
+        L.funm(np.eye(2), "exp")
