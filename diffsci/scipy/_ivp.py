@@ -128,6 +128,7 @@ METHODS = {
     "RK23": _Method("explicit", RK23, 1 / 3),
     "DOP853": _Method("explicit", DOP853, 1 / 8, _err_dop853),
     "Radau": _Method("implicit", None, 1 / 6),
+    "BDF": _Method("implicit", None, 1 / 6),  # variable order 1-5: the exponent is per order
 }
 
 
@@ -228,7 +229,7 @@ def _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step, max_ste
            adjoint, dense_output):
     if method not in METHODS:
         raise ValueError(f"solve_ivp: method must be one of {sorted(METHODS)}, got {method!r}"
-                         f" (DOP853, BDF and LSODA are not implemented)")
+                         f" (LSODA is not implemented)")
     ts = _plain_times("t_span", t_span)
     if ts.shape != (2,) or not np.all(np.isfinite(ts)) or ts[0] == ts[1]:
         raise ValueError(f"solve_ivp: t_span must be two distinct finite numbers (t0, tf), "
@@ -268,10 +269,6 @@ def _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step, max_ste
                              "of t_span")
     if not isinstance(adjoint, bool):
         raise TypeError(f"solve_ivp: adjoint must be True or False, got {adjoint!r}")
-    if adjoint and METHODS[method].kind != "explicit":
-        raise ValueError(f"solve_ivp: adjoint=True is for the explicit methods (RK45, RK23, "
-                         f"DOP853); method={method!r} is differentiated by the implicit function "
-                         f"theorem on each step")
     if adjoint and dense_output:
         raise ValueError("solve_ivp: dense_output=True with adjoint=True: the dense solution "
                          "of the adjoint method is not differentiable; use adjoint=False")
@@ -411,6 +408,17 @@ def _explicit(f, t0, tf, y0, m, opts, stats, dense, on_step=None):
     return ts, ys, pieces, None
 
 
+def _run(m, fp, t0, tf, y0, p, opts, stats, dense, on_step=None):
+    """One solve by method ``m``: (step times, y there, dense pieces, failure message or None)."""
+    if m.kind == "explicit":
+        return _explicit(lambda t, y: fp(t, y, p), t0, tf, y0, m, opts, stats, dense, on_step)
+    if m is METHODS["Radau"]:
+        from ._ivp_radau import radau_solve
+        return radau_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step)
+    from ._ivp_bdf import bdf_solve
+    return bdf_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step)
+
+
 def _traced(tree):
     return any(type(x) is Tracer or type(x) is Dual for x in tree_flatten(tree)[0])
 
@@ -446,6 +454,20 @@ def _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats):
             cts = back(lam)
             return np.concatenate([fy, -cts[0]] + [-np.reshape(c, (-1,)) for c in cts[1:]])
 
+        def segment(s0, ta, tb):
+            if m.kind == "explicit":  # DOPRI5, as odeint's adjoint
+                return _odeint_mod._solve_dopri5(aug, s0, np.array([ta, tb]), oopts,
+                                                 _odeint_mod._Stats())[-1]
+            # stiff: the augmented system (O2) by the same implicit method, on plain values
+            na = s0.size
+            aopts = _Opts(opts.rtol, float(np.min(opts.atol)), opts.max_step, None,
+                          opts.max_steps)
+            ats, ays, _, fail = _run(m, lambda t, s_, q: aug(s_, t), ta, tb, s0, (), aopts,
+                                     _Stats(), False)
+            if fail:
+                raise RuntimeError(f"solve_ivp (adjoint pass): {fail}")
+            return np.asarray(ays[-1]).reshape(na)
+
         times = [t0] + [float(x) for x in t_out]
         states = [y0] + [ys[i] for i in range(len(t_out))]
         cot = [np.zeros(n)] + [g[i] for i in range(len(t_out))]
@@ -454,8 +476,7 @@ def _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats):
         for i in range(len(times) - 1, 0, -1):
             if times[i] != times[i - 1]:
                 s0 = np.concatenate([states[i], lam, pbar])
-                s1 = _odeint_mod._solve_dopri5(aug, s0, np.array([times[i], times[i - 1]]),
-                                               oopts, _odeint_mod._Stats())[-1]
+                s1 = segment(s0, times[i], times[i - 1])
                 lam, pbar = s1[n:2 * n], s1[2 * n:]
             lam = lam + cot[i - 1]
         pcts = tuple(np.reshape(pbar[offsets[k]:offsets[k + 1]], np.shape(getval(x)))
@@ -467,8 +488,9 @@ def _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats):
 
 
 def _plain_outputs(fp, y0, p, t_out, t0, tf, m, opts, stats):
-    f = lambda t, y: fp(t, y, p)  # noqa: E731
-    ts, ys, pieces, fail = _explicit(f, t0, tf, y0, m, opts, stats, dense=True)
+    y0 = np.asarray(getval(y0), dtype=np.float64)
+    p = tuple(np.asarray(getval(x), dtype=np.float64) for x in p)
+    ts, ys, pieces, fail = _run(m, fp, t0, tf, y0, p, opts, stats, dense=True)
     if fail:
         raise RuntimeError(fail)
     return np.stack([OdeSolution(ts, pieces)(float(t)) for t in t_out])
@@ -584,6 +606,71 @@ class _Events:
         return t_ev, y_ev
 
 
+def _adjoint_result(fp, y0, p, rebuild, evs, te, t0, tf, m, opts, stats, n):
+    """adjoint=True: a plain solve locates the output times and the events (and a terminal
+    stop); one adjoint custom_vjp gives y at the output and event times; each event time is
+    then t* = t_r − g(t_r, y_r, p) / (dg/dt) with y_r = y(t_r; p) from the adjoint solve
+    (first-order IFT, as :class:`_Events`), its state y_r + f(t_r, y_r) (t* − t_r)."""
+    y0v = np.asarray(getval(y0), dtype=np.float64)
+    pv = tuple(np.asarray(getval(x), dtype=np.float64) for x in p)
+    tracker = _Events(evs, rebuild, pv, t0, tf) if evs else None
+    pts, pys, _, fail = _run(m, fp, t0, tf, y0v, pv, opts, _Stats(), bool(evs),
+                             tracker.step if tracker else None)
+    if fail is not None:
+        return OdeResult(t=np.asarray(pts), y=np.stack(pys, axis=1), sol=None, t_events=None,
+                         y_events=None, nfev=0, njev=0, nlu=0, status=-1, message=fail,
+                         success=False)
+    stopped = tracker is not None and tracker.stopped
+    t_end = float(pts[-1]) if stopped else tf
+    d = 1.0 if tf > t0 else -1.0
+    if te is None:  # the output times are the plain solve's step boundaries
+        t_out = np.asarray(pts, dtype=float)
+    else:
+        t_out = te[(te - t_end) * d <= 0] if stopped else te
+    ev_t = [[float(getval(t)) for t, _ in occ] for occ in tracker.found] if evs else []
+    t_all = np.concatenate([t_out] + [np.asarray(e, dtype=float) for e in ev_t])
+    order = np.argsort(d * t_all, kind="stable")
+    if t_all.size:
+        ys_sorted = _adjoint_solve(fp, y0, p, t_all[order], t0, t_end, m, opts, stats)
+        ys = ys_sorted[np.argsort(order)]
+    else:
+        ys = np.zeros((0, n))
+    y_out = np.transpose(ys[:t_out.size]) if t_out.size else np.zeros((n, 0))
+    t_events = y_events = None
+    if evs:
+        t_events, y_events, j = [], [], t_out.size
+        args = rebuild(p)
+        for k, times in enumerate(ev_t):
+            tk, yk = [], []
+            for t_r in times:
+                y_r = ys[j]
+                j += 1
+                yv = np.asarray(getval(y_r), dtype=np.float64)
+                fv = np.asarray(getval(fp(t_r, yv, pv)), dtype=np.float64)
+                g = evs[k][0]
+
+                def along(t, g=g, t_r=t_r, yv=yv, fv=fv):
+                    return float(np.real(getval(g(t, yv + (t - t_r) * fv,
+                                                   *stop_gradient(args)))))
+                h = 1e-4 * max(abs(t_r), 1e-2)
+                dphi = (8 * (along(t_r + h) - along(t_r - h))
+                        - (along(t_r + 2 * h) - along(t_r - 2 * h))) / (12 * h)
+                if dphi == 0.0 or not math.isfinite(dphi):
+                    raise ValueError(f"solve_ivp: event {k} has a zero (or non-finite) time "
+                                     f"derivative at its root t = {t_r!r}: its time is not "
+                                     f"differentiable there")
+                t_star = t_r - g(t_r, y_r, *args) / dphi
+                tk.append(t_star)
+                yk.append(y_r + fp(t_r, y_r, p) * (t_star - t_r))
+            t_events.append(np.stack(tk) if tk else np.zeros(0))
+            y_events.append(np.stack(yk) if yk else np.zeros((0, n)))
+    status, message = (1, "A termination event occurred.") if stopped else (
+        0, "The solver successfully reached the end of the integration interval.")
+    return OdeResult(t=t_out, y=y_out, sol=None, t_events=t_events, y_events=y_events,
+                     nfev=stats.nfev, njev=stats.njev, nlu=stats.nlu, status=status,
+                     message=message, success=True)
+
+
 # ---------------------------------------------------------------------------
 # the public entry point
 # ---------------------------------------------------------------------------
@@ -651,9 +738,6 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
         raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")
     args = () if args is None else args
     evs = _parse_events(events)
-    if evs and (method == "Radau" or adjoint):
-        raise NotImplementedError("solve_ivp: events are supported with the explicit methods "
-                                  "(RK45, RK23, DOP853) and adjoint=False")
     ts_span, te, opts = _check(method, t_span, y0, t_eval, rtol, atol, max_step, first_step,
                                max_steps, args, adjoint, dense_output)
     m = METHODS[method]
@@ -674,29 +758,11 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
     t0, tf = float(ts_span[0]), float(ts_span[1])
     stats = _Stats()
     if adjoint:
-        if te is None:  # the output times are the plain solve's step boundaries
-            pts, _, _, fail = _explicit(lambda t, y: fp(t, y, stop_gradient(p)), t0, tf,
-                                        np.asarray(getval(y0), float), m, opts, _Stats(),
-                                        dense=False)
-            te = np.asarray(pts[1:] if fail is None else [], dtype=float)
-            t_out = np.concatenate([[t0], te])
-        else:
-            t_out = te
-        ys = _adjoint_solve(fp, y0, p, t_out, t0, tf, m, opts, stats)
-        return OdeResult(t=np.asarray(t_out), y=np.transpose(ys), sol=None, t_events=None,
-                         y_events=None, nfev=stats.nfev, njev=0, nlu=0, status=0,
-                         message="The solver successfully reached the end of the "
-                                 "integration interval.", success=True)
+        return _adjoint_result(fp, y0, p, rebuild, evs, te, t0, tf, m, opts, stats, n)
     dense = dense_output or te is not None or bool(evs)
     tracker = _Events(evs, rebuild, p, t0, tf) if evs else None
-    if m.kind == "explicit":
-        steps_t, steps_y, pieces, fail = _explicit(lambda t, y: fp(t, y, p), t0, tf, y0, m,
-                                                   opts, stats, dense,
-                                                   tracker.step if tracker else None)
-    else:
-        from ._ivp_radau import radau_solve
-
-        steps_t, steps_y, pieces, fail = radau_solve(fp, t0, tf, y0, p, opts, stats, dense)
+    steps_t, steps_y, pieces, fail = _run(m, fp, t0, tf, y0, p, opts, stats, dense,
+                                          tracker.step if tracker else None)
     sol = OdeSolution(steps_t, pieces) if dense and len(pieces) else None
     if fail is None and tracker is not None and tracker.stopped:
         status, message = 1, "A termination event occurred."

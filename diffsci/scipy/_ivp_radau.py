@@ -48,9 +48,6 @@ def _radau_tableau():
 RADAU_C, RADAU_A = _radau_tableau()
 
 
-RADAU_C, RADAU_A = _radau_tableau()
-
-
 # ---------------------------------------------------------------------------
 # Radau IIA: stages by simplified Newton, derivative by the IFT (IVP1)-(IVP3)
 # ---------------------------------------------------------------------------
@@ -142,8 +139,12 @@ def _collocation_piece(y0, Z):
     return piece
 
 
-def radau_solve(fp, t0, tf, y0, p, opts, stats, dense):
-    """Adaptive Radau IIA from t0 to tf: step boundaries, y there, pieces, failure or None."""
+def radau_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step=None):
+    """Adaptive Radau IIA from t0 to tf: step boundaries, y there, pieces, failure or None.
+
+    ``on_step(ts, ys, pieces)`` (the event tracker) is called after each kept half step; it
+    returns True to stop (a terminal event, which has already cut the last piece).
+    """
     direction = 1.0 if tf > t0 else -1.0
     span = abs(tf - t0)
     f0 = fp(t0, y0, p)
@@ -188,9 +189,17 @@ def radau_solve(fp, t0, tf, y0, p, opts, stats, dense):
                 Zb = _radau_step(fp, t_mid, hs / 2, opts, stats)(y_mid, p)
             y_new = y_mid + Zb[2]
             if dense:
-                pieces += [_collocation_piece(y, Za), _collocation_piece(y_mid, Zb)]
-            ts += [t_mid, t_new]
-            ys += [y_mid, y_new]
+                pieces.append(_collocation_piece(y, Za))
+            ts.append(t_mid)
+            ys.append(y_mid)
+            if on_step is not None and on_step(ts, ys, pieces):
+                break
+            if dense:
+                pieces.append(_collocation_piece(y_mid, Zb))
+            ts.append(t_new)
+            ys.append(y_new)
+            if on_step is not None and on_step(ts, ys, pieces):
+                break
             t, y = t_new, y_new
             factor = SAFETY * err ** (-1 / 6) if err > 0 else fac_max
             h = min(h_used * min(fac_max, max(FAC_MIN, factor)), opts.max_step)
