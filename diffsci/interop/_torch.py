@@ -31,6 +31,7 @@ __all__ = ["to_torch", "TorchModule", "from_torch"]
 
 _Tensor = torch.Tensor
 _ndarray = np.ndarray
+_LEAF_TREE = tree_flatten(0)[1]
 
 
 # ---------------------------------------------------------------------------
@@ -104,7 +105,7 @@ class _Node:
     ``vjp()`` is the node of its pullback ``(*xs, *ȳ) -> x̄``: the backward of the
     backward, built on first use (``create_graph=True``)."""
 
-    __slots__ = ("fn", "name", "diff_out", "_vjp", "order")
+    __slots__ = ("fn", "name", "diff_out", "_vjp", "order", "otree")
 
     def __init__(self, fn, name, order=1):
         self.fn = fn
@@ -112,6 +113,7 @@ class _Node:
         self.order = order
         self.diff_out = None  # which outputs are float/complex (set by the first forward)
         self._vjp = None
+        self.otree = None  # the output structure of the last call (to_torch's fast path)
 
     def vjp(self, n_in):
         if self._vjp is None:
@@ -248,9 +250,23 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
     fname = name or getattr(f, "__name__", type(f).__name__)
     who = f"to_torch({fname})"
     nondiff = _norm_argnums(nondiff_argnums, who)
+    fast = {}  # input dtypes -> the _Node of the call with plain tensor arguments
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
+        if not kwargs and not nondiff and all(type(a) is _Tensor for a in args):
+            # the common case, every argument one tensor: one _Node per input dtypes, no
+            # pytree handling (the output structure is kept on the node by each call)
+            for i, a in enumerate(args):
+                _check_tensor(a, who, f"argument {i}")
+            key = tuple(a.dtype for a in args)
+            node = fast.get(key)
+            if node is None:
+                node = fast[key] = _Node(_fast_fn(f), fname)
+                node.fn.node = node
+            res = _Call.apply(node, *args)
+            otree = node.otree
+            return res[0] if otree is None else tree_unflatten(otree, list(res))
         call = list(args)
         slots = []  # (argument position, its leaves, its treedef, tensor leaf indices)
         tensors = []
@@ -300,6 +316,18 @@ def to_torch(f, *, nondiff_argnums=(), name=None):
         return tree_unflatten(box[0], list(res))
 
     return wrapped
+
+
+def _fast_fn(f):
+    def fn(*xs):
+        out = f(*xs)
+        if type(out) is Tracer or type(out) is _ndarray:
+            fn.node.otree = None  # one array: no pytree
+            return (out,)
+        ol, fn.node.otree = tree_flatten(out)
+        return tuple(ol)
+
+    return fn
 
 
 def _const(v, who, where):
@@ -391,16 +419,15 @@ def _as_tensor(x):
     return torch.from_numpy(a)
 
 
-def _out_arrays(out, who):
-    """A torch function's output pytree as NumPy arrays (views of the tensors)."""
-    leaves, tree = tree_flatten(out)
+def _out_arrays(leaves, who):
+    """A flat torch function's output tensors as NumPy arrays (views of the tensors)."""
     arrs = []
     for k, t in enumerate(leaves):
         if not isinstance(t, _Tensor):
             raise TypeError(f"{who}: output leaf {k} is {_describe(t)}; a torch function "
                             f"bridged into diffsci must return tensors (or pytrees of them)")
         arrs.append(_to_numpy(t, who, f"output leaf {k}", differentiable=False))
-    return arrs, tree
+    return arrs
 
 
 class _TorchPrim(BridgedPrim):
@@ -417,8 +444,7 @@ class _TorchPrim(BridgedPrim):
         ts = [_as_tensor(x) for x in xs]
         with torch.no_grad():
             out = self.tfn(*ts)
-        arrs, _ = _out_arrays(out, who)
-        return self._outputs(arrs)
+        return self._outputs(_out_arrays(out, who))
 
     def _fwd(self, *xs):
         if any(type(x) is Tracer or type(x) is Dual for x in xs):
@@ -432,8 +458,7 @@ class _TorchPrim(BridgedPrim):
                 if _is_diff_tensor(t):
                     t.requires_grad_()
             outs = self.tfn(*ts)
-        arrs, _ = _out_arrays(outs, who)
-        return self._outputs(arrs), (xs, (ts, tuple(tree_flatten(outs)[0])))
+        return self._outputs(_out_arrays(outs, who)), (xs, (ts, tuple(outs)))
 
     def _bwd(self, res, gs):
         xs, kept = res
@@ -626,9 +651,13 @@ def _from_fn(fn, name):
                                 f"the bridged function takes NumPy arrays (use to_torch for "
                                 f"the other direction)")
         box = []
+        flat_in = all(c.num_leaves == 1 and not c.children for c in tree.children)
 
         def tfn(*ts):
-            out = fn(*tree_unflatten(tree, list(ts)))
+            out = fn(*(ts if flat_in else tree_unflatten(tree, list(ts))))
+            if type(out) is _Tensor:  # one tensor: no pytree
+                box.append(_LEAF_TREE)
+                return (out,)
             ol, otree = tree_flatten(out)
             box.append(otree)
             return tuple(ol)
