@@ -180,6 +180,9 @@ def bdf_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step=None):
                     J = jacfwd(lambda y: fp(t_new, y, pv))(y_pred)
                     stats.njev += 1
                     J_current = True
+                if not np.all(np.isfinite(J)):  # fun not finite here: as a Newton failure
+                    J, lu, d = None, None, None
+                    break
                 if lu is None or lu_c != c:
                     lu, lu_c = scipy.linalg.lu_factor(np.eye(y_pred.size) - c * J), c
                     stats.nlu += 1
