@@ -105,9 +105,54 @@ def test_betainc_second_derivatives_match_mpmath():
             np.testing.assert_allclose(ours, _dbeta_ref(a, b, x, which), rtol=1e-9)
 
 
-def test_third_order_in_a_shape_parameter_raises():
-    with pytest.raises(NotImplementedError, match="gammainc: derivatives of third order in a"):
-        ds.grad(ds.grad(ds.grad(S.gammainc)))(1.0, 1.0)
+def _d3gamma_ref(a, x):
+    """d³/da³ P(a, x) by mpmath's numerical differentiation at 50 digits."""
+    with mp.workdps(50):
+        return float(mp.diff(lambda s: mp.gammainc(s, 0, x, regularized=True), a, 3))
+
+
+GAMMA3 = [(0.05, 3.0), (0.1, 0.5), (0.5, 0.2), (1.0, 1.0), (2.5, 1.0), (3.0, 8.0), (10.0, 12.0),
+          (30.0, 25.0), (30.0, 30.0), (100.0, 90.0), (400.0, 390.0), (1.5, 40.0)]
+
+
+def _nest_grad(f, times):
+    """d^times/da^times of an elementwise f, by nested grads of sums."""
+    for _ in range(times):
+        f = (lambda g: lambda a: ds.grad(lambda u: np.sum(g(u)))(a))(f)
+    return f
+
+
+def test_gammainc_third_derivative_in_a_matches_mpmath():
+    # Cauchy's integral of d/da on a circle (G3): both evaluation regions, small and large a
+    a, x = np.array(GAMMA3).T
+    ref = np.array([_d3gamma_ref(ai, xi) for ai, xi in GAMMA3])
+    ours = _nest_grad(lambda a: S.gammainc(a, x), 3)(a)
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=0)
+    # gammaincc = 1 - gammainc
+    np.testing.assert_allclose(_nest_grad(lambda a: S.gammaincc(a, x), 3)(a), -ref, rtol=1e-10)
+    # forward mode: jvp of jvp of jvp
+    f = lambda s: S.gammainc(s, x)  # noqa: E731
+    for _ in range(3):
+        f = (lambda g: lambda s: ds.jvp(g, (s,), (np.ones_like(s),))[1])(f)
+    np.testing.assert_allclose(f(a), ref, rtol=1e-10)
+
+
+def test_gammainc_mixed_derivatives_with_the_third_in_a():
+    from diffsci.testing import check_grads
+    a, x = 2.5, 1.7
+    d3 = _nest_grad(lambda a: S.gammainc(a, x), 3)
+    check_grads(_nest_grad(lambda a: S.gammainc(a, x), 2), (a,), order=1)  # FD of the second
+    # d/dx of the third a-derivative: a closed form (d³/da³ of the density)
+    ours = ds.grad(lambda y: ds.grad(ds.grad(ds.grad(S.gammainc)))(a, y))(x)
+    with mp.workdps(50):
+        ref = float(mp.diff(lambda s, y: mp.gammainc(s, 0, y, regularized=True), (a, x), (3, 1)))
+    np.testing.assert_allclose(ours, ref, rtol=1e-10)
+    assert np.isfinite(d3(a))
+
+
+def test_fourth_order_in_a_and_third_in_betainc_shapes_raise():
+    with pytest.raises(NotImplementedError, match="gammainc: derivatives of fourth order in a"):
+        ds.grad(ds.grad(ds.grad(ds.grad(S.gammainc))))(1.0, 1.0)
     with pytest.raises(NotImplementedError, match="betainc: derivatives of third order"):
         ds.grad(ds.grad(ds.grad(S.betainc)))(1.0, 2.0, 0.5)
 
