@@ -61,7 +61,9 @@ def test_event_times_equal_scipy_and_terminal_stop(method, adjoint):
         assert np.shape(ours) == np.shape(theirs)
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(r.t[-1], ref.t_events[0][0], rtol=1e-6)
-    np.testing.assert_allclose(r.y[0, -1], 0.0, atol=1e-8)  # the state at a terminal event
+    # the state at a terminal event; adjoint=True integrates again (other steps) to the root
+    # found by the plain pass, so y there is 0 only to the global error (measured 1.2e-7)
+    np.testing.assert_allclose(r.y[0, -1], 0.0, atol=1e-6 if adjoint else 1e-8)
     te = np.linspace(0, 2, 9)  # t_eval stops at the terminal event
     r = solve_ivp(drag, (0, 10), Y0, adjoint=adjoint, t_eval=te, **kw)
     assert np.array_equal(r.t, te[te <= ref.t_events[0][0]])
@@ -87,9 +89,11 @@ def test_event_gradients_check_grads(method, adjoint):
                       adjoint=adjoint, rtol=1e-10, atol=1e-12)
         return np.concatenate([r.t_events[0], r.t_events[1], r.y_events[0][0],
                                r.y_events[1][0]])
-    # backprop is exact for the discrete solution (the steps are constants under eps = 1e-6,
-    # as long as no accept/reject decision flips); the adjoint agrees to its tolerance
-    check_grads(f, (Y0, np.array([G, C])), modes=("rev",), eps=1e-6, rtol=1e-5, atol=1e-7)
+    # the step sequence is a piecewise-constant function of the inputs: a flipped accept/reject
+    # decision between x ± eps moves the solution by its error (~1e-10 here), which at eps =
+    # 1e-6 spoiled the differences by 7e-4 for Radau (its gradient matches the closed form of
+    # the other test to 1e-8).  eps = 1e-4: jumps contribute ≲ 1e-6, truncation ~1e-8.
+    check_grads(f, (Y0, np.array([G, C])), modes=("rev",), eps=1e-4, rtol=1e-4, atol=1e-6)
 
 
 def test_nonterminal_counts_directions_equal_scipy_radau():
