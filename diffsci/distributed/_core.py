@@ -22,6 +22,8 @@ import os
 import sys
 import traceback
 import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -423,8 +425,9 @@ def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar):
         pf.release()
 
 
-def map_shards(fn, payload, shards, *, client=None, progress=None, name="map_shards",
-               combine=None):
+def map_shards(fn: Callable[[Any, Any], Any], payload: Any, shards: Sequence[Any], *,
+               client: Any = None, progress: bool | None = None, name: str = "map_shards",
+               combine: Callable[[list[Any]], Any] | None = None) -> Any:
     """``[fn(payload, shard) for shard in shards]``, one task per shard, in shard order.
 
     For sweeps whose results are wanted one by one (a map, not a sum). ``payload`` is scattered
