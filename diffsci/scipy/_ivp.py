@@ -1,4 +1,4 @@
-"""``solve_ivp`` with SciPy's signature, differentiable: explicit Runge–Kutta and Radau IIA.
+"""``solve_ivp`` with SciPy's signature, differentiable: explicit Runge–Kutta, Radau IIA, BDF.
 
 Re-exported by :mod:`diffsci.scipy.integrate`.  ``solve_ivp(fun, t_span, y0, method, t_eval,
 dense_output, args=, rtol=, atol=)`` solves ``dy/dt = fun(t, y, *args)`` for a 1-D ``y0``
@@ -18,6 +18,12 @@ Methods (rules as a table, :data:`METHODS`):
            estimated by step doubling (one step of h against two of h/2, the two
            half steps kept); dense output by the collocation polynomial
            (in :mod:`diffsci.scipy._ivp_radau`).
+``BDF``    variable-order (1–5) variable-step numerical differentiation formulas in
+           the quasi-constant step size form of Shampine & Reichelt (1997), the family
+           SciPy's BDF uses: backward differences rescaled on a step change (Byrne &
+           Hindmarsh 1975), Newton with a reused Jacobian, the order moved by ±1 after
+           k+1 equal steps; dense output by the interpolating polynomial of the
+           differences (in :mod:`diffsci.scipy._ivp_bdf`).
 =========  =========================================================================
 
 Gradients (``y0`` and the float leaves of ``args``; ``t_span`` and ``t_eval`` are plain):
@@ -26,14 +32,26 @@ Gradients (``y0`` and the float leaves of ``args``; ``t_span`` and ``t_eval`` ar
   gradient is the exact derivative of the *discrete* solution.  The step-size controller
   works on ``stop_gradient`` values: accepted step sizes (and the accept/reject decisions)
   are constants to the derivative.  Forward mode works through it.
-* explicit methods, ``adjoint=True``: one :class:`diffsci.custom_vjp` whose backward pass
-  solves the continuous adjoint system backwards between the output times (DOPRI5, the same
-  rtol/atol), as :func:`diffsci.scipy.integrate.odeint`'s adjoint (DERIVATIONS.md (O1)–(O6));
-  O(1) tape in the number of steps; approximates the exact gradient to the tolerance.
+* ``adjoint=True`` (every method): one :class:`diffsci.custom_vjp` whose backward pass
+  solves the continuous adjoint system backwards between the output times, as
+  :func:`diffsci.scipy.integrate.odeint`'s adjoint (DERIVATIONS.md (O1)–(O6)): by DOPRI5 for
+  the explicit methods, by the same implicit method (on plain values) for Radau and BDF,
+  whose adjoint systems are as stiff as the forward ones; the same rtol/atol; O(1) tape in
+  the number of steps; approximates the exact gradient to the tolerance.
 * ``Radau``: each step is one custom_vjp differentiated by the implicit function theorem on
   its stage equations G(Z; y0, p) = 0 (DERIVATIONS.md "solve_ivp" (IVP1)–(IVP3)): one
   transposed linear solve per step, the Newton iterations are never recorded.  Step sizes
   are constants, so this is again the exact derivative of the discrete solution.
+* ``BDF``: likewise, each step's correction d solves G(d; y⁽⁰⁾, ψ, p) = d − (h/α) f(t, y⁽⁰⁾ +
+  d, p) + ψ = 0 and is one custom_vjp by the IFT; the predictor y⁽⁰⁾, ψ and the difference
+  updates are linear in the recorded differences, so the gradient is again that of the
+  discrete solution for the accepted step sizes and orders.
+
+Events (every method, either gradient): sign changes of each ``g(t, y, *args)`` per accepted
+step, roots by Brent's method on the dense output (see :class:`_Events`), event times
+differentiated by the IFT (first order).  With ``adjoint=True`` a plain solve locates the
+roots (and a terminal stop), the adjoint custom_vjp gives y at them, and the same IFT
+correction makes the times differentiable.
 
 References:
     J. R. Dormand, P. J. Prince, J. Comput. Appl. Math. 6 (1980) 19–26.
@@ -43,7 +61,8 @@ References:
     2nd ed. (1996), §IV.5 (Radau IIA), §IV.8 (simplified Newton); §II.4 (step doubling,
     "Richardson extrapolation").
     L. F. Shampine, M. W. Reichelt, SIAM J. Sci. Comput. 18 (1997) 1–22 (the SciPy/MATLAB
-    interface and controller).
+    interface and controller; the NDF/BDF formulas in quasi-constant step size form).
+    G. D. Byrne, A. C. Hindmarsh, ACM TOMS 1 (1975) 71–96 (rescaling the differences).
 """
 
 from __future__ import annotations
@@ -302,7 +321,7 @@ def _initial_step(f, t0, y0, f0, direction, order, opts, stats, span):
 def _too_many(where, opts, t):
     return (f"solve_ivp: max_steps={opts.max_steps} steps taken before reaching the end of "
             f"t_span (stopped at t = {t!r}, {where}); the problem may be stiff (try "
-            f"method='Radau') or its solution blow up")
+            f"method='Radau' or 'BDF') or its solution blow up")
 
 
 # ---------------------------------------------------------------------------
@@ -685,7 +704,8 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
         fun: ``fun(t, y, *args) -> dy/dt``, shape ``(n,)``.  Plain NumPy code.
         t_span: ``(t0, tf)``, plain numbers (``tf < t0`` integrates backwards).
         y0: the initial state, a 1-D real array (differentiable).
-        method: ``"RK45"``, ``"RK23"``, ``"DOP853"`` or ``"Radau"`` (stiff); see :data:`METHODS`.
+        method: ``"RK45"``, ``"RK23"``, ``"DOP853"``, ``"Radau"`` or ``"BDF"`` (the last two
+            for stiff problems); see :data:`METHODS`.
         t_eval: plain 1-D times in ``t_span`` (monotonic in its direction) where the
             solution is reported (by each method's dense output, as SciPy); default:
             the step boundaries the solver chose.
@@ -694,14 +714,16 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
             attributes ``terminal`` (bool, or the number of occurrences that stop the solve)
             and ``direction`` (0, or the sign of the crossings counted).  Located on the
             dense output by Brent's method; the event times are differentiable (implicit
-            function theorem, first order; see :class:`_Events`).  Explicit methods only.
+            function theorem, first order; see :class:`_Events`).  Every method, with
+            ``adjoint`` True or False.
         vectorized: SciPy's keyword, accepted and ignored (``fun`` is called per state).
         args: a tuple of extra arguments of ``fun``; their float leaves are
             differentiated.
         rtol, atol: the error tolerances (SciPy's meaning; ``atol`` scalar or per component).
         max_step, first_step: SciPy's bounds on the step size.
-        adjoint: explicit methods only: gradients by the continuous adjoint (O(1) tape)
-            instead of recording the steps.
+        adjoint: gradients by the continuous adjoint (O(1) tape) instead of recording the
+            steps (every method; for Radau and BDF the adjoint system is solved by the same
+            method).
         max_steps: the most steps one solve may take (then ``status = -1``).
 
     Returns:
@@ -714,7 +736,6 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
         ValueError: a bad method, ``t_span``, ``t_eval``, tolerance or combination of
             options; an event's ``terminal`` not a count, or an event time where
             ``d/dt g = 0``.
-        NotImplementedError: ``events`` with ``method="Radau"`` or ``adjoint=True``.
         TypeError: ``fun`` not callable, ``y0`` not real, ``args`` not a tuple, or a
             traced ``t_span``/``t_eval``.
         RuntimeError: (adjoint forward pass) the solver failed.
@@ -730,9 +751,14 @@ def solve_ivp(fun: Callable[..., Any], t_span: Sequence[float], y0: Any, method:
         ...                                 rtol=1e-10, atol=1e-12).y[0, -1])(2.0)
         >>> round(float(g), 7)  # -exp(-2)
         -0.1353353
+        >>> r = solve_ivp(f, (0, 1), np.array([1.0]), method="BDF", args=(2.0,), rtol=1e-8,
+        ...               atol=1e-10)
+        >>> bool(abs(r.y[0, -1] - np.exp(-2)) < 1e-6), r.status
+        (True, 0)
 
     References:
-        See the module docstring; DERIVATIONS.md "solve_ivp" (IVP1)–(IVP4).
+        See the module docstring; DERIVATIONS.md "solve_ivp" (IVP1)–(IVP4) and the BDF
+        section (Shampine & Reichelt 1997; Byrne & Hindmarsh 1975).
     """
     if not callable(fun):
         raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")

@@ -284,7 +284,6 @@ def test_radau_implicit_steps_check_grads_on_a_stiff_linear_system():
 # validation
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(method="BDF"), ValueError, "method must be one of"),
     (dict(t_span=(0.0, 0.0)), ValueError, "t_span must be two distinct"),
     (dict(t_span=(0.0, np.inf)), ValueError, "t_span must be two distinct"),
     (dict(y0=np.zeros((2, 1))), ValueError, "y0 must be a non-empty 1-D"),
