@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.interpreters import ad, batching, mlir
 
-from .._api import pullback
+from .._api import _Traced
 from .._core import Dual, Tracer, getval
 from .._forward import jvp as ds_jvp
 from .._tree import tree_flatten as ds_flatten
@@ -112,12 +112,12 @@ class _Node:
 
     def _host_keep(self, *xs):
         xs = [np.array(x) for x in xs]  # copies: JAX may reuse the buffers afterwards
-        outs, back = _pullback_diff(self.fn, self.din, xs)
+        back = _Pull(self.fn, self.din, xs)
         _STORE[id(self), next(_SERIAL)] = (xs, back)
         while len(_STORE) > _KEEP:
             _STORE.popitem(last=False)
-        return tuple(_fit(getval(o), s, self, j) for j, (o, s) in enumerate(zip(outs,
-                                                                                self.out_sds)))
+        return tuple(_fit(o, s, self, j) for j, (o, s) in enumerate(zip(back.outputs(),
+                                                                        self.out_sds)))
 
     def _vjp_bwd(self, xs, gs):
         if self._rule is None:
@@ -132,14 +132,13 @@ class _Node:
         n = len(in_sds)
 
         owner = id(self)
-        meta = [(tuple(sd.shape), sd.dtype) for sd in out_sds]
 
         def vjp_fn(*args):
-            xs = list(args[:n])
+            xs = args[:n]
             back = _kept(owner, xs)
             if back is None:  # not kept (or traced by an outer diffsci level): recompute
-                outs, back = _pullback_diff(fn, din, xs)
-            return _apply_back(back, args[n:], dout, meta)
+                back = _Pull(fn, din, xs)
+            return back(args[n:], dout)
 
         ins = in_sds + tuple(out_sds[j] for j in dout)
         return _Node(vjp_fn, self.name, ins, tuple(in_sds[k] for k in din), "rev",
@@ -190,35 +189,47 @@ _KEEP = 4
 
 
 def _kept(owner, xs):
-    """The kept pullback of node ``owner`` at inputs equal to ``xs`` (plain arrays), or None."""
+    """The kept pullback of node ``owner`` at inputs bitwise equal to ``xs`` (plain
+    arrays), or None."""
     if not _STORE or any(type(x) is not np.ndarray for x in xs):
         return None
     for (oid, _), (kx, back) in reversed(_STORE.items()):
         if oid == owner and all(a.shape == b.shape and a.dtype == b.dtype and
-                                np.array_equal(a, b) for a, b in zip(kx, xs)):
+                                a.tobytes() == b.tobytes() for a, b in zip(kx, xs)):
             return back
     return None
 
 
-def _pullback_diff(fn, din, xs):
-    """diffsci's pullback of ``fn`` with respect to the float/complex inputs ``din`` only."""
+class _Pull:
+    """diffsci's pullback of ``fn`` with respect to its float/complex inputs ``din`` only,
+    on the internal traced call (the public ``pullback``'s pytree and shape checks are not
+    needed for these flat, declared-shape calls).  The tape is freed with the object."""
 
-    def part(*d):
-        full = list(xs)
-        for k, v in zip(din, d):
-            full[k] = v
-        return fn(*full)
+    __slots__ = ("traced",)
 
-    return pullback(part, *(xs[k] for k in din))
+    def __init__(self, fn, din, xs):
+        self.traced = _Traced(fn, list(xs), {}, tuple(din), "to_jax")
 
+    def __del__(self):
+        self.traced.release()
 
-def _apply_back(back, gs, dout, out_meta):
-    """Input cotangents (JAX's convention) from output cotangents ``gs`` (JAX's, for the
-    float/complex outputs ``dout``); zeros for the other outputs."""
-    bars = [np.zeros(shape, dt) for shape, dt in out_meta]
-    for j, g in zip(dout, gs):
-        bars[j] = _conj_if_complex(g)  # JAX's cotangent -> diffsci's
-    return tuple(_conj_if_complex(c) for c in back(tuple(bars)))
+    def outputs(self):
+        t = self.traced
+        return [o._value if t.owns(o) else o for o in t.out]
+
+    def __call__(self, gs, dout):
+        """Input cotangents of ``din`` (JAX's convention) from the cotangents ``gs`` (JAX's)
+        of the float/complex outputs ``dout``."""
+        t, seeds = self.traced, {}
+        for j, g in zip(dout, gs):
+            o = t.out[j]
+            if t.owns(o):
+                if not isinstance(g, (np.ndarray, Tracer, Dual)):
+                    g = np.asarray(g)
+                b = _conj_if_complex(g)  # JAX's cotangent -> diffsci's
+                i = o._idx
+                seeds[i] = b if i not in seeds else seeds[i] + b
+        return tuple(_conj_if_complex(c) for c in t.backward(seeds))
 
 
 def _fit(o, s, node, j):
@@ -422,11 +433,9 @@ class _PNode:
         """T(a, ȳ of the float outputs) -> ā of the float inputs, by diffsci.pullback."""
         if self._vjp is None:
             fn, din, dout, n = self.fn, self.din, self.dout, len(self.in_sds)
-            meta = [(tuple(s.shape), s.dtype) for s in self.out_sds]
 
             def vjp_fn(*args):
-                _, back = _pullback_diff(fn, din, list(args[:n]))
-                return _apply_back(back, args[n:], dout, meta)
+                return _Pull(fn, din, args[:n])(args[n:], dout)
 
             self._vjp = _PNode(vjp_fn, self.name,
                                self.in_sds + tuple(self.out_sds[j] for j in dout),
