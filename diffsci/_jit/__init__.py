@@ -46,7 +46,7 @@ OPAQUE = {
         "vonmises_ppf", "xlog1py", "xlogy", "y0", "y1", "yn", "yv", "zeta", "sinc"), _SPECIAL),
     **dict.fromkeys((
         "adjugate", "adjugate_derivative", "cholesky", "det", "eig", "eigh", "expm",
-        "expm_frechet", "inv", "logm", "lu_factor", "norm", "pinv", "polar", "qr", "schur",
+        "expm_frechet", "funm", "inv", "logm", "lu_factor", "norm", "pinv", "polar", "qr", "schur",
         "slogdet", "solve", "solve_sylvester", "solve_triangular", "sqrtm", "svd", "svdvals",
         "tridiag_solve"), _LAPACK),
     **dict.fromkeys(("fftn", "rfft", "irfft", "convolve", "lfilter"),
