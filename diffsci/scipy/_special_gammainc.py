@@ -5,9 +5,10 @@ gives no derivative in the shape parameters: it comes from
 :mod:`diffsci.scipy._special_incomplete` (differentiated series and continued
 fractions, about 1e-12 relative); the second derivatives in the shape parameters are
 the complex-step derivative (Squire & Trapp, SIAM Rev. 40 (1998) 110) of those
-routines, about 1e-10; the third derivative of ``gammainc``/``gammaincc`` in ``a`` is
-Cauchy's integral of the first on a circle (about 1e-10; betainc's third derivatives in the
-shape parameters still raise ``NotImplementedError``, as do fourth ones of gammainc).
+routines, about 1e-10; the third derivatives in them (``gammainc``/``gammaincc`` in ``a``,
+``betainc`` in ``a`` and ``b``, mixed too) are Cauchy's integral formula applied to the first
+derivative on circles in the complex parameters (32-point trapezoidal rule, about 1e-10);
+fourth derivatives in the shape parameters raise ``NotImplementedError``.
 Derivatives involving ``x`` are closed forms (the densities and their parameter
 derivatives).  ``gammaincinv``, ``gammainccinv`` and ``betaincinv`` are SciPy's
 values with implicit-function-theorem rules built on these.
@@ -27,15 +28,6 @@ __all__ = ["betainc", "betaincinv", "gammainc", "gammainccinv", "gammaincc", "ga
 
 
 # ---------------------------------------------------------------- incomplete gamma and beta
-def _no_third(fname, arg):
-    def rule(*_):
-        raise NotImplementedError(
-            f"diffsci.scipy.special.{fname}: derivatives of third order in {arg} are not "
-            f"implemented (second order is the complex-step derivative of the first)"
-        )
-    return rule
-
-
 def _gammainc_da_plain(a, x):
     return _inc.gammainc_da(a, x)
 
@@ -212,6 +204,71 @@ def _define_beta_rules(p, dparams, dx):
     defjvp(p, *rules_j)
 
 
+def _shape_radius(p):
+    return 0.5 * np.minimum(p, np.maximum(1.0, np.sqrt(np.abs(p))))
+
+
+def _cauchy3(k, j, l):
+    """d/d(param l) d/d(param j) of d/d(param k) betainc by Cauchy's integral formula on
+    circles |z - p| = r(p), r = min(p, max(1, sqrt p)) / 2, with the 32-point trapezoidal rule
+    (one circle for j = l: 2 / (N r²) sum f(p + r w^m) w^(-2m); the product of two circles for
+    j != l: 1 / (N² r_j r_l) sum f(.., p_j + r_j w^m, .., p_l + r_l w^n, ..) w^(-m-n))
+    (DERIVATIONS, G3).  I_x(a, b) is analytic for Re a, Re b > 0, which the circles keep."""
+    def plain(a, b, x):
+        a, b, x = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float),
+                                      np.asarray(x, float))
+        p = [a[..., None, None], b[..., None, None]]
+        r = [_shape_radius(a)[..., None, None], _shape_radius(b)[..., None, None]]
+        w = np.exp(2j * np.pi * np.arange(_CAUCHY_NODES) / _CAUCHY_NODES)
+        if j == l:
+            z = list(p)
+            z[j] = p[j] + r[j] * w[:, None]
+            wt = w[:, None] ** -2 * 2 / (_CAUCHY_NODES * r[j] ** 2)
+        else:
+            z = list(p)
+            z[j] = p[j] + r[j] * w[:, None]
+            z[l] = p[l] + r[l] * w[None, :]
+            wt = np.conj(w)[:, None] * np.conj(w)[None, :] / (_CAUCHY_NODES ** 2 * r[j] * r[l])
+        za, zb, zx = np.broadcast_arrays(z[0] + 0j, z[1] + 0j, x[..., None, None])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f = _inc.betainc_dab(za, zb, zx)[k]
+            out = np.real(np.sum(f * wt, axis=(-2, -1)))
+        return np.where((x == 0) | (x == 1), 0.0, out)
+    return plain
+
+
+_betainc_3 = {}
+for _k in (0, 1):
+    for _j in (0, 1):
+        for _l in (0, 1):
+            _key = tuple(sorted((_k, _j, _l)))  # the derivative is symmetric
+            if _key not in _betainc_3:
+                _betainc_3[_key] = primitive(_cauchy3(*_key),
+                                             name="betainc_d" + "".join("ab"[i] for i in _key))
+
+
+def _no_fourth_beta(*_):
+    raise NotImplementedError(
+        "diffsci.scipy.special.betainc: derivatives of fourth order in a and b are not "
+        "implemented (the third is Cauchy's integral of the first)")
+
+
+def _beta_d3score(a, b, x, k, j, l):
+    """d/d(param l) d/d(param j) d/d(param k) of the beta pdf, divided by the pdf."""
+    s = _beta_score(a, b, x)
+    t1, t2 = polygamma(1, a + b), polygamma(2, a + b)
+    par = (a, b)
+
+    def hess(u, v):
+        return t1 - (polygamma(1, par[u]) if u == v else 0)
+
+    def dhess(u, v, w):
+        return t2 - (polygamma(2, par[u]) if u == v == w else 0)
+
+    d2 = s[k] * s[j] + hess(k, j)
+    return s[l] * d2 + hess(l, k) * s[j] + s[k] * hess(l, j) + dhess(k, j, l)
+
+
 for _k in (0, 1):
     _define_beta_rules(
         _betainc_1[_k],
@@ -220,9 +277,14 @@ for _k in (0, 1):
     for _j in (0, 1):
         _define_beta_rules(
             _betainc_2[(_k, _j)],
-            [_no_third("betainc", "a and b")] * 2,
+            [lambda ans, a, b, x, k=_k, j=_j, l=l: _betainc_3[tuple(sorted((k, j, l)))](a, b, x)
+             for l in (0, 1)],
             lambda ans, a, b, x, k=_k, j=_j: _beta_pdf(a, b, x) * _beta_d2score(a, b, x, k, j))
-del _k, _j
+for _key, _p3 in _betainc_3.items():
+    _define_beta_rules(
+        _p3, [_no_fourth_beta] * 2,
+        lambda ans, a, b, x, key=_key: _beta_pdf(a, b, x) * _beta_d3score(a, b, x, *key))
+del _k, _j, _l, _key, _p3
 
 
 def _beta_d2score(a, b, x, k, j):
@@ -247,7 +309,9 @@ betainc.__doc__ = """``scipy.special.betainc(a, b, x)``, differentiable in a, b 
     ``a`` or ``b``: they come from the differentiated continued fraction of
     :mod:`diffsci.scipy._special_incomplete` (eqs. B1, B2), about 1e-12 relative; the
     second derivatives in ``a``, ``b`` are complex-step derivatives of those (about
-    1e-10); mixed derivatives with ``x`` are closed forms.  Values are SciPy's.
+    1e-10), the third ones Cauchy's integral formula on circles in complex ``a``/``b``
+    (eq. G3, about 1e-10); mixed derivatives with ``x`` are closed forms.  Values are
+    SciPy's.
 
     Args:
         a, b: positive real array-likes.
@@ -257,7 +321,7 @@ betainc.__doc__ = """``scipy.special.betainc(a, b, x)``, differentiable in a, b 
         ``scipy.special.betainc(a, b, x)``, the broadcast shape.
 
     Raises:
-        NotImplementedError: a third derivative in ``a`` or ``b``.
+        NotImplementedError: a fourth derivative in ``a`` or ``b``.
 
     Example:
         >>> import diffsci as ds
