@@ -32,6 +32,9 @@ __all__ = ["to_torch", "TorchModule", "from_torch"]
 _Tensor = torch.Tensor
 _ndarray = np.ndarray
 _LEAF_TREE = tree_flatten(0)[1]
+_NUMPY_FLOATS = frozenset({torch.float16, torch.float32, torch.float64, torch.complex64,
+                           torch.complex128})
+_strided = torch.strided
 
 
 # ---------------------------------------------------------------------------
@@ -40,6 +43,11 @@ _LEAF_TREE = tree_flatten(0)[1]
 def _to_numpy(t, who, where, differentiable=True):
     """A CPU tensor as a NumPy array sharing its memory (strides kept: no copy for
     non-contiguous tensors); lazy conjugate/negative bits are resolved first."""
+    if t.dtype in _NUMPY_FLOATS and t.device.type == "cpu" and t.layout is _strided:
+        try:  # the common case, checked in three attribute reads
+            return (t.detach() if t.requires_grad else t).numpy()
+        except RuntimeError:  # a conjugate or negative bit: resolved below
+            pass
     if t.device.type != "cpu":
         raise TypeError(
             f"{who}: {where} is a tensor on device {t.device}; diffsci runs on the CPU. Move "
