@@ -11,10 +11,13 @@ conjugate on either side) cross unchanged.  The README's "Gradients: conventions
 validity" states the same difference.
 
 ``jax.custom_vjp`` and ``jax.custom_jvp`` cannot be combined on one function, and JAX cannot
-transpose a ``pure_callback``; so :func:`to_jax` gives reverse mode (``mode="rev"``, the
-default: ``jax.grad``, ``jax.vjp``, ``jax.jacrev``) or forward mode (``mode="fwd"``:
-``jax.jvp``, ``jax.jacfwd``), each to any order through the same construction: the rule
-of a bridged function is the bridged function of diffsci's pullback (or JVP).
+transpose a ``pure_callback``; so ``mode="rev"`` (the default: ``jax.grad``, ``jax.vjp``,
+``jax.jacrev``) and ``mode="fwd"`` (``jax.jvp``, ``jax.jacfwd``) each give one mode, to any
+order, through the same construction: the rule of a bridged function is the bridged
+function of diffsci's pullback (or JVP).  ``mode="both"`` binds one JAX primitive instead,
+whose JVP rule is a bridged diffsci JVP and whose transpose rule (of that JVP, linear in
+the tangents) is the bridged diffsci pullback, so every mix of the two works:
+``jax.hessian`` (jacfwd of jacrev), ``jvp`` of ``grad``, ``jacrev`` of ``jacfwd``.
 """
 
 from __future__ import annotations
@@ -278,7 +281,12 @@ def to_jax(f, *, out_shape=None, mode="rev", vmap_method="sequential", name=None
             ``jax.jit``/``jax.grad`` (or declare ``out_shape``) when ``f`` cannot run on
             zeros.  Float64 results become float32 unless ``jax_enable_x64`` is set, as
             JAX's own arrays do.
-        mode: ``"rev"`` (default) or ``"fwd"``: which derivative JAX can take.
+        mode: ``"rev"`` (default) or ``"fwd"``: which derivative JAX can take; ``"both"``:
+            forward and reverse mode in any combination (``jax.hessian``).  Under
+            ``jax.grad``, ``"rev"`` runs ``f`` once (its forward keeps diffsci's pullback for
+            the backward) and ``"both"`` twice (the value, then the pullback in the
+            transpose); under ``jax.vmap``, ``"both"`` with ``vmap_method="sequential"``
+            maps with ``jax.lax.map``.
         vmap_method: how ``jax.vmap`` calls ``f`` (``jax.pure_callback``'s argument):
             ``"sequential"`` (default: one call per batch element); ``"broadcast_all"``
             or ``"expand_dims"`` when ``f`` and its derivatives take a leading batch axis.
@@ -291,12 +299,17 @@ def to_jax(f, *, out_shape=None, mode="rev", vmap_method="sequential", name=None
         ValueError: an unknown ``mode`` or ``vmap_method``; an output whose shape differs
             from the declared one; inference failing on zeros.
         TypeError: an output leaf that is not an array or a number; a complex output
-            declared real; an input leaf that is not an array.
+            declared real; an input leaf that is not an array; ``jax.hessian`` (or any
+            forward mode over reverse mode) of a ``mode="rev"`` function, naming
+            ``jax.jacrev(jax.jacrev(f))`` and ``mode="both"``.
 
     Example:
         >>> import jax, jax.numpy as jnp
         >>> s = to_jax(lambda x: np.sum(np.sin(x) ** 2))
         >>> bool(abs(jax.grad(s)(jnp.array([0.5]))[0] - np.sin(1.0)) < 1e-6)  # float32 or 64
+        True
+        >>> h = jax.hessian(to_jax(lambda x: np.sum(np.sin(x) ** 2), mode="both"))
+        >>> bool(abs(h(jnp.array([0.5]))[0, 0] - 2 * np.cos(1.0)) < 1e-5)
         True
     """
     fname = name or getattr(f, "__name__", type(f).__name__)
