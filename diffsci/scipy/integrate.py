@@ -1,6 +1,6 @@
 """Integration with gradients: :func:`odeint`, :func:`solve_ivp`, :func:`quad` and the sample rules.
 
-:func:`solve_ivp` (RK45, RK23, Radau; SciPy's signature and result) is in
+:func:`solve_ivp` (RK45, RK23, DOP853, Radau, BDF; SciPy's signature and result) is in
 :mod:`diffsci.scipy._ivp`; :func:`quad`, :func:`trapezoid`, :func:`cumulative_trapezoid` and
 :func:`simpson` are in :mod:`diffsci.scipy._quad`; both are re-exported here.  The rest of this
 docstring is about :func:`odeint`.
