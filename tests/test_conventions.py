@@ -74,7 +74,10 @@ def _two_tfirst(t, y, a, b):
     return -a * y + b
 
 
-def _one_default(y, t, a, b=np.zeros(2)):  # takes the tuple whole (as a) or unpacked
+_ZEROS = np.zeros(2)
+
+
+def _one_default(y, t, a, b=_ZEROS):  # takes the tuple whole (as a) or unpacked
     a = a if not isinstance(a, tuple) else a[0]
     return -a * y + b
 

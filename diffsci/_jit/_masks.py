@@ -71,7 +71,7 @@ SELECT = {(k, s): _selection(k, s) for k in _WINS for s in (0, 1)}
 
 def scalar_source(fun, ops, zero):
     """The fused-loop statement of a selection ``fun`` on operand sources ``(g, x, y)``."""
-    for (kind, side), p in SELECT.items():
+    for (kind, side), p in SELECT.items():  # noqa: B007 - used after the loop
         if p.fun is fun:
             break
     else:  # pragma: no cover

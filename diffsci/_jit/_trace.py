@@ -31,9 +31,9 @@ import types
 import numpy as np
 
 from .. import _api, _core, _custom
-from . import _masks
 from .._core import Dual, Rules, Tape, Tracer, close, getval
 from .._tree import tree_flatten, tree_unflatten
+from . import _masks
 
 _TREE_MAP = _api.tree_map
 _CUSTOM_CALL = _custom.custom_vjp.__call__

@@ -5,7 +5,8 @@
 and the partial values and gradients are added by a fixed binary tree of tasks on the cluster
 (the client receives only the root); :func:`map_sum` is that sum for any pytree-valued ``fn``,
 :func:`map_shards` the map (per-shard results in shard order, or ``combine``-d on the cluster).
-Every call sends its whole task graph to the scheduler in one message. With no client, the existing default client is used, else
+Every call sends its whole task graph to the scheduler in one message. With no client, the
+existing default client is used, else
 a ``LocalCluster`` of worker processes is started and closed for the call; ``client=`` a
 ``distributed.Client`` (of a dask-jobqueue, Kubernetes or any other deployment) or a scheduler
 address scales the same code out. Results are bit-identical for the same shard layout whatever

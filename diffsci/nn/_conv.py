@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import fft as _fft
 from .. import numpy as dnp
 from .._core import getval
-from .. import fft as _fft
 from ..scipy.signal import crop_axes
 from ..typing import Array, ArrayLike
 
@@ -104,7 +104,7 @@ def conv(a: ArrayLike, b: ArrayLike, axes: Sequence[Sequence[int]] | None = None
     if len(ca) != len(cb) or len(da) != len(db):
         raise ValueError(f"diffsci.nn.conv: the two halves of axes and of dot_axes must be "
                          f"equally long, got axes={axes!r}, dot_axes={dot_axes!r}")
-    for used, n, which in ((ca + da, na, "a"), (cb + db, nb, "b")):
+    for used, which in ((ca + da, "a"), (cb + db, "b")):
         if len(set(used)) != len(used):
             raise ValueError(f"diffsci.nn.conv: an axis of {which} appears twice in axes and "
                              f"dot_axes ({axes!r}, {dot_axes!r})")

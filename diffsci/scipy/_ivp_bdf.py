@@ -1,4 +1,5 @@
-"""BDF for diffsci.scipy.integrate.solve_ivp: variable order 1–5 NDFs, steps differentiated by the IFT.
+"""BDF for diffsci.scipy.integrate.solve_ivp: variable order 1–5 NDFs, steps differentiated
+by the IFT.
 
 The quasi-constant step size formulation of Shampine & Reichelt (1997, §2.1–2.3): the solution
 is carried as the backward difference array D (D_0 = y_n, D_j = ∇^j y_n at the current step
@@ -175,7 +176,7 @@ def bdf_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step=None):
             c = hs / _ALPHA[k]
             scale = opts.atol + opts.rtol * np.abs(y_pred)
             d = None
-            for attempt in range(2):
+            for _attempt in range(2):
                 if J is None:
                     J = jacfwd(lambda y: fp(t_new, y, pv))(y_pred)
                     stats.njev += 1

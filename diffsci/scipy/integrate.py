@@ -497,9 +497,10 @@ def odeint(func: Callable[..., Any], y0: Any, t: ArrayLike, *args: Any, method: 
             the same thing; give one or the other.  SciPy's positional form
             ``odeint(func, y0, t, (a, b))`` is read as ``args=(a, b)`` when
             ``func``'s signature takes ``a, b`` and cannot take the tuple whole
-            (never otherwise: a call that binds keeps its meaning).  With ``gradient="adjoint"`` every value being
-            differentiated must reach ``func`` through ``y0``, ``t`` or ``args``,
-            not through a closure (this is checked).
+            (never otherwise: a call that binds keeps its meaning).  With
+            ``gradient="adjoint"`` every value being differentiated must reach
+            ``func`` through ``y0``, ``t`` or ``args``, not through a closure (this
+            is checked).
         method: ``"dopri5"`` (adaptive Dormand–Prince 5(4)) or ``"rk4"``
             (classical Runge–Kutta with fixed steps).
         rtol, atol: the tolerances of ``"dopri5"``: a step is accepted when the

@@ -5,7 +5,8 @@ vertices (-1.7, 1, 0), (1, 1, 0), (-0.5, -1, 0) and reflection 0.5, a camera at 
 looking at the origin (45° field of view), Blinn-Phong shading with hard shadows, up to 2
 mirror bounces, and a point light of intensity 20000. Unknown: the light's position (target
 (5, 5, -10), start (1, 2, -7)) and the triangle's diffuse colour (target (0.1, 0.9, 0.2),
-start (0.5, 0.5, 0.5); inside (0, 1), where its logits are finite). ``diffsci.interop.to_jax`` makes the render a JAX function (a
+start (0.5, 0.5, 0.5); inside (0, 1), where its logits are finite). ``diffsci.interop.to_jax``
+makes the render a JAX function (a
 ``jax.pure_callback`` with a ``jax.custom_vjp`` whose backward runs raytrace's hand-written
 adjoint kernel through diffsci), and one training step (the colour as the sigmoid of free
 logits, written in JAX, the render, the mean squared pixel loss, its gradient and

@@ -237,12 +237,12 @@ def test_pytrees_statics_and_multiple_outputs():
     jf = ds.jit(f, static_argnums=2)
 
     def loss(fun):
-        def l(p, d):
+        def value(p, d):
             o = fun(p, d, 3, scale=2.0)
             assert o["pair"][1] == 3
             return o["r"] + np.sum(o["pair"][0] * np.array([1.0, -1.0]))
 
-        return l
+        return value
 
     p, d = P(3.0, 4.0), {"w": np.array([1.0, 2.0])}
     c = strict()
