@@ -347,12 +347,31 @@ def map_sum(fn, payload, shards, *, client=None, weights=None, progress=None, na
                     bar.update(1)
                 return _tree(parts, lambda a, b, lv, j: (
                     (a[0][0], b[0][1]), _add(a[1], b[1], a[0], b[0])))[1]
-            return _cluster_sum(c, fn, payload, shards, ws, bar, name)
+            return _retrying(lambda hold: _cluster_sum(c, fn, payload, shards, ws, bar, name,
+                                                       hold), bar)
     finally:
         bar.close()
 
 
-def _cluster_sum(c, fn, payload, shards, ws, bar, name):
+def _retrying(run, bar=None):
+    """``run(hold=False)``, once more with ``hold=True`` if Dask cancelled a future of the graph.
+
+    Releasing the futures of finished shard tasks while their sums are pending lets the
+    scheduler free the shards' results as soon as they are read; after a worker is lost, Dask
+    can then cancel the graph's root as "already forgotten" (dask/distributed#4612, a race in
+    its scheduler).  The computation is pure and its reduction tree fixed, so running the graph
+    again, this time holding every future until the result is gathered, gives the same bits.
+    """
+    from concurrent.futures import CancelledError
+    try:
+        return run(False)
+    except CancelledError:
+        if hasattr(bar, "reset"):
+            bar.reset()
+        return run(True)
+
+
+def _cluster_sum(c, fn, payload, shards, ws, bar, name, hold=False):
     distributed = _import_distributed()
     token = uuid.uuid4().hex[:12]
     tag = "".join(ch if ch.isalnum() else "_" for ch in name)
@@ -379,13 +398,15 @@ def _cluster_sum(c, fn, payload, shards, ws, bar, name):
     # the whole graph in one message to the scheduler (a submit per task costs a round trip
     # and a graph update each; dask.delayed merged the upstream graphs at every reduction)
     root_key = _fan_in(list(leaves), combine)[1]
-    return _run_graph(c, dsk, [root_key], [k for _, k in leaves], index, shards, pf, bar)[0]
+    return _run_graph(c, dsk, [root_key], [k for _, k in leaves], index, shards, pf, bar,
+                      hold)[0]
 
 
-def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar):
+def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar, hold=False):
     """Send the raw graph ``dsk`` in one message, follow its shard tasks on the bar (the first
     failure raised as a ShardError naming its shard), and return the values of ``out_keys``
-    (one gather); every future, and the scattered payload ``pf``, released on exit."""
+    (one gather); every future, and the scattered payload ``pf``, released on exit (``hold``:
+    the shard futures only then, see :func:`_retrying`)."""
     distributed = _import_distributed()
     keys = list(dict.fromkeys(list(out_keys) + list(shard_keys)))
     try:
@@ -396,6 +417,7 @@ def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar):
     outs = [futs[k] for k in out_keys]
     watched = [futs[k] for k in shard_keys]
     pending = distributed.as_completed(watched, loop=c.loop)
+    held = list(futs.values()) if hold else []
     del futs, watched  # a shard's result is freed on the cluster once its sum has read it
     try:
         for fut in pending:
@@ -420,7 +442,7 @@ def _run_graph(c, dsk, out_keys, shard_keys, index, shards, pf, bar):
         raise ShardError(f"combining the shards' results failed: {cause}", None, cause) from e
     finally:
         pending.clear()
-        for f in outs:
+        for f in outs + held:
             f.release()
         pf.release()
 
@@ -467,12 +489,13 @@ def map_shards(fn: Callable[[Any, Any], Any], payload: Any, shards: Sequence[Any
                     cause = f"{type(e).__name__}: {e}"
                     raise ShardError(f"combining the shards' results failed: {cause}", None,
                                      cause, traceback.format_exc()) from e
-            return _cluster_map(c, fn, payload, shards, bar, name, combine)
+            return _retrying(lambda hold: _cluster_map(c, fn, payload, shards, bar, name,
+                                                       combine, hold), bar)
     finally:
         bar.close()
 
 
-def _cluster_map(c, fn, payload, shards, bar, name, combine):
+def _cluster_map(c, fn, payload, shards, bar, name, combine, hold=False):
     """:func:`map_shards` on the cluster: the shard tasks (and the ``combine`` task) as one raw
     graph in one message, as :func:`_cluster_sum` sends its graph."""
     distributed = _import_distributed()
@@ -487,10 +510,10 @@ def _cluster_map(c, fn, payload, shards, bar, name, combine):
         dsk[key] = (_run_boxed, fn, pf, arg, i, None)
         keys.append(key)
     if combine is None:
-        return _run_graph(c, dsk, keys, keys, index, shards, pf, bar)
+        return _run_graph(c, dsk, keys, keys, index, shards, pf, bar, hold)
     root = f"diffsci_{tag}_combine-{token}"
     dsk[root] = (_combine_boxed, _Box(combine), keys)
-    return _run_graph(c, dsk, [root], keys, index, shards, pf, bar)[0]
+    return _run_graph(c, dsk, [root], keys, index, shards, pf, bar, hold)[0]
 
 
 class _Box:

@@ -93,6 +93,39 @@ def test_cluster_equals_serial_bit_for_bit_and_the_fixed_tree(client):
     np.testing.assert_allclose(got[1]["b"], dense[1]["b"], rtol=1e-12)
 
 
+def test_a_graph_cancelled_by_dask_is_run_again_holding_its_futures(client, monkeypatch):
+    """Dask can cancel a tree's root as "already forgotten" after a lost worker when the
+    finished shards' futures were released (dask/distributed#4612): the graph runs once more,
+    holding every future, with the same bits; a second cancellation is raised."""
+    from concurrent.futures import CancelledError
+
+    import diffsci.distributed._core as core
+    real, calls = core._run_graph, []
+
+    def flaky(*args):
+        calls.append(args[-1])  # hold
+        if len(calls) == 1:
+            raise core._import_distributed().client.FutureCancelledError("root", "forgotten")
+        return real(*args)
+
+    monkeypatch.setattr(core, "_run_graph", flaky)
+    shards = _data()
+    got = dd.value_and_grad(lsq, P0, shards, client=client)
+    assert calls == [False, True]
+    assert _leaves_equal(got, dd.value_and_grad(lsq, P0, shards, client="serial"))
+    calls.clear()
+    assert dd.map_shards(lambda p, s: float(np.sum(s[1])), P0, shards, client=client) == \
+        [float(np.sum(s[1])) for s in shards]
+    assert calls == [False, True]
+
+    def always(*args):
+        raise CancelledError("root")
+
+    monkeypatch.setattr(core, "_run_graph", always)
+    with pytest.raises(CancelledError):
+        dd.value_and_grad(lsq, P0, shards, client=client)
+
+
 def test_gradient_against_finite_differences_and_closed_form(client):
     shards = _data(n_shards=4)
     loss = dd.sharded_loss(lsq, shards, client=client)
