@@ -3,7 +3,8 @@
 The quick run compiles the Taylor-series sin's specialisations (about 25 s on a loaded 2-core
 machine, a fresh cache folder); the other cases compile for a minute or more each (even a
 2-step RK4 ``odeint`` of a 2-16-2 MLP: ~60 s at load 7) and are run by hand.  The run itself
-fails if jit and eager values or gradients differ by more than 1e-10 relative; the figures are not held to any target.
+fails if jit and eager values or gradients differ by more than 1e-10 relative; the figures are
+not held to any target.
 """
 
 import json
