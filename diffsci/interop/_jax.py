@@ -62,6 +62,23 @@ def _describe(x):
 # ---------------------------------------------------------------------------
 # diffsci -> JAX
 # ---------------------------------------------------------------------------
+def _jvp_fn(fn, din, dout, n):
+    """``(*xs, *ṫ) -> ẏ``: diffsci's JVP of ``fn`` in its float inputs ``din`` (the other
+    inputs held), restricted to its float outputs ``dout``."""
+    def jvp_fn(*args):
+        xs, ts = list(args[:n]), args[n:]
+
+        def part(*d):
+            full = list(xs)
+            for k, v in zip(din, d):
+                full[k] = v
+            return fn(*full)
+
+        _, touts = ds_jvp(part, tuple(xs[k] for k in din), tuple(ts))
+        return tuple(touts[j] for j in dout)
+    return jvp_fn
+
+
 class _Node:
     """A diffsci function of flat arrays ``fn(*xs) -> tuple of arrays`` as one JAX function.
 
@@ -163,18 +180,7 @@ class _Node:
         fn, din, dout, in_sds, out_sds = self.fn, self.din, self.dout, self.in_sds, self.out_sds
         n = len(in_sds)
 
-        def jvp_fn(*args):
-            xs, ts = list(args[:n]), args[n:]
-
-            def part(*d):
-                full = list(xs)
-                for k, v in zip(din, d):
-                    full[k] = v
-                return fn(*full)
-
-            _, touts = ds_jvp(part, tuple(xs[k] for k in din), tuple(ts))
-            return tuple(touts[j] for j in dout)
-
+        jvp_fn = _jvp_fn(fn, din, dout, n)
         ins = in_sds + tuple(in_sds[k] for k in din)
         return _Node(jvp_fn, self.name, ins, tuple(out_sds[j] for j in dout), "fwd",
                      self.vmap_method, self.order + 1)
@@ -424,19 +430,7 @@ class _PNode:
         if self._jvp is None:
             fn, din, dout, n = self.fn, self.din, self.dout, len(self.in_sds)
 
-            def jvp_fn(*args):
-                xs, ts = list(args[:n]), args[n:]
-
-                def part(*d):
-                    full = list(xs)
-                    for k, v in zip(din, d):
-                        full[k] = v
-                    return fn(*full)
-
-                _, touts = ds_jvp(part, tuple(xs[k] for k in din), tuple(ts))
-                return tuple(touts[j] for j in dout)
-
-            self._jvp = _PNode(jvp_fn, self.name,
+            self._jvp = _PNode(_jvp_fn(fn, din, dout, n), self.name,
                                self.in_sds + tuple(self.in_sds[k] for k in din),
                                tuple(self.out_sds[j] for j in dout), self.vmap_method,
                                self.order + 1, linear=(n, self.vjp_node))

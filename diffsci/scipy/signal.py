@@ -57,17 +57,23 @@ def _shape(x):
     return np.shape(getval(x))
 
 
-def _check(in1, in2, mode, method, name):
+def _mode_and_shapes(in1, in2, mode, name):
+    """The shapes of ``in1`` and ``in2``, after checking ``mode`` and their equal ranks."""
     if mode not in _MODES:
         raise ValueError(f"diffsci.scipy.signal.{name}: mode must be one of {_MODES}, got "
                          f"{mode!r}")
-    if method not in _METHODS:
-        raise ValueError(f"diffsci.scipy.signal.{name}: method must be one of {_METHODS}, got "
-                         f"{method!r}")
     s1, s2 = _shape(in1), _shape(in2)
     if len(s1) != len(s2):
         raise ValueError(f"diffsci.scipy.signal.{name}: in1 and in2 should have the same "
                          f"dimensionality, got shapes {s1} and {s2}")
+    return s1, s2
+
+
+def _check(in1, in2, mode, method, name):
+    if method not in _METHODS:
+        raise ValueError(f"diffsci.scipy.signal.{name}: method must be one of {_METHODS}, got "
+                         f"{method!r}")
+    s1, s2 = _mode_and_shapes(in1, in2, mode, name)
     if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2))
                                 or all(b >= a for a, b in zip(s1, s2))):
         raise ValueError(f"diffsci.scipy.signal.{name}: for 'valid' mode, one must be at "
@@ -194,13 +200,7 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     in1, in2 = _arr(in1), _arr(in2)
     if axes is None:
         return convolve(in1, in2, mode, "fft")
-    if mode not in _MODES:
-        raise ValueError(f"diffsci.scipy.signal.fftconvolve: mode must be one of {_MODES}, "
-                         f"got {mode!r}")
-    s1, s2 = _shape(in1), _shape(in2)
-    if len(s1) != len(s2):
-        raise ValueError(f"diffsci.scipy.signal.fftconvolve: in1 and in2 should have the same "
-                         f"dimensionality, got shapes {s1} and {s2}")
+    s1, s2 = _mode_and_shapes(in1, in2, mode, "fftconvolve")
     caxes = _conv_axes(axes, len(s1), "fftconvolve")
     for ax in set(range(len(s1))) - set(caxes):
         if s1[ax] != s2[ax] and 1 not in (s1[ax], s2[ax]):
