@@ -329,7 +329,7 @@ class JitFunction:
         eager_out = tree_unflatten(out_tree, [_trace.getval(o) for o in out_leaves])
         try:
             prog = _trace.build(tr, out_leaves, out_tree, None)
-            exts = _externals(self._ext, prog)
+            exts = _externals(self._ext)
             compiled = compile_program(prog, self._name)
             spec = Specialization(prog, compiled, exts, None)
             with numba_settings():
@@ -529,7 +529,7 @@ def _mismatch(res, ref):
     return None
 
 
-def _externals(f, prog):
+def _externals(f):
     """The call-time checks of what ``f`` reads from outside (see ``_trace.externals``)."""
     found = _trace.externals(f)
     if not found:

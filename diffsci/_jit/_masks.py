@@ -132,28 +132,18 @@ def _rules():
     out.append((W.fmod.vjps, 1, lambda g, ans, x, y, **kw: unbroadcast(
         -g * PLAIN[np.trunc](x / y), y)))
 
-    def clip_a(g, ans, a, lo, hi):
-        low, high = _clip_masks(a, lo, hi)
-        return unbroadcast(np.where(either(low, high), 0, g), a)
+    def clip_rule(k, tangent):
+        """Argument k's (0: a, 1: lo, 2: hi) VJP or JVP of clip: a passes where neither
+        bound is hit, a bound where it is."""
+        def rule(g, ans, a, lo, hi):
+            low, high = _clip_masks(a, lo, hi)
+            r = np.where(either(low, high), 0, g) if k == 0 else \
+                np.where((low, high)[k - 1], g, 0)
+            return _bc(r, ans) if tangent else unbroadcast(r, (a, lo, hi)[k])
+        return rule
 
-    def clip_lo(g, ans, a, lo, hi):
-        return unbroadcast(np.where(_clip_masks(a, lo, hi)[0], g, 0), lo)
-
-    def clip_hi(g, ans, a, lo, hi):
-        return unbroadcast(np.where(_clip_masks(a, lo, hi)[1], g, 0), hi)
-
-    def clip_ta(t, ans, a, lo, hi):
-        low, high = _clip_masks(a, lo, hi)
-        return _bc(np.where(either(low, high), 0, t), ans)
-
-    def clip_tlo(t, ans, a, lo, hi):
-        return _bc(np.where(_clip_masks(a, lo, hi)[0], t, 0), ans)
-
-    def clip_thi(t, ans, a, lo, hi):
-        return _bc(np.where(_clip_masks(a, lo, hi)[1], t, 0), ans)
-
-    for k, (v, j) in enumerate(((clip_a, clip_ta), (clip_lo, clip_tlo), (clip_hi, clip_thi))):
-        out += [(W._clip_p.vjps, k, v), (W._clip_p.jvps, k, j)]
+    for k in range(3):
+        out += [(W._clip_p.vjps, k, clip_rule(k, False)), (W._clip_p.jvps, k, clip_rule(k, True))]
     for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
                        ("fmin", W.fmin)):
         for side in (0, 1):

@@ -31,13 +31,11 @@ _MODES = ("full", "same", "valid")
 
 
 def _axis_list(spec, ndim, what, which):
-    try:
-        seq = [int(a) for a in spec]
-        if any(not isinstance(a, (int, np.integer)) or isinstance(a, bool) for a in spec):
-            raise TypeError
-    except TypeError:
+    if not hasattr(spec, "__iter__") or any(
+            not isinstance(a, (int, np.integer)) or isinstance(a, bool) for a in spec):
         raise TypeError(f"diffsci.nn.conv: {what} must be a pair of sequences of ints, got "
-                        f"{spec!r} for {which}") from None
+                        f"{spec!r} for {which}")
+    seq = [int(a) for a in spec]
     if any(not -ndim <= a < ndim for a in seq):
         raise ValueError(f"diffsci.nn.conv: {what} for {which} must lie in [-{ndim}, {ndim}) "
                          f"(it has {ndim} axes), got {spec!r}")

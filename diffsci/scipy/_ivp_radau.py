@@ -188,17 +188,16 @@ def radau_solve(fp, t0, tf, y0, p, opts, stats, dense, on_step=None):
             if not plain:
                 Zb = _radau_step(fp, t_mid, hs / 2, opts, stats)(y_mid, p)
             y_new = y_mid + Zb[2]
-            if dense:
-                pieces.append(_collocation_piece(y, Za))
-            ts.append(t_mid)
-            ys.append(y_mid)
-            if on_step is not None and on_step(ts, ys, pieces):
-                break
-            if dense:
-                pieces.append(_collocation_piece(y_mid, Zb))
-            ts.append(t_new)
-            ys.append(y_new)
-            if on_step is not None and on_step(ts, ys, pieces):
+            stop = False
+            for y_from, z, t_to, y_to in ((y, Za, t_mid, y_mid), (y_mid, Zb, t_new, y_new)):
+                if dense:
+                    pieces.append(_collocation_piece(y_from, z))
+                ts.append(t_to)
+                ys.append(y_to)
+                if on_step is not None and on_step(ts, ys, pieces):
+                    stop = True
+                    break
+            if stop:
                 break
             t, y = t_new, y_new
             factor = SAFETY * err ** (-1 / 6) if err > 0 else fac_max

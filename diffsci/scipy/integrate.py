@@ -45,6 +45,7 @@ References:
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable
@@ -457,7 +458,6 @@ def _scipy_positional_args(func, args):
     """
     if len(args) != 1 or type(args[0]) is not tuple or len(args[0]) < 2:
         return args
-    import inspect
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):  # builtins without a signature: keep diffsci's reading
