@@ -146,8 +146,9 @@ class JitFunction:
 
     def __init__(self, f: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], max_specializations: int,
-                 check: bool) -> None:
+                 check: bool, compile_all: bool = False) -> None:
         self.eager = f
+        self.compile_all = compile_all
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.max_specializations = max_specializations
@@ -330,7 +331,7 @@ class JitFunction:
         try:
             prog = _trace.build(tr, out_leaves, out_tree, None)
             exts = _externals(self._ext)
-            compiled = compile_program(prog, self._name)
+            compiled = compile_program(prog, self._name, self.compile_all)
             spec = Specialization(prog, compiled, exts, None)
             with numba_settings():
                 res = spec.run(dyn)  # compiles (or loads from Numba's cache)
@@ -554,7 +555,8 @@ def _externals(f):
 def jit(f: Callable[..., Any] | None = None, *,
         static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
         max_specializations: int = 8,
-        check: bool = True) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
+        check: bool = True,
+        compile_all: bool = False) -> JitFunction | Callable[[Callable[..., Any]], JitFunction]:
     """Compile ``f`` with Numba: trace it once per signature, then run the compiled code.
 
     ``jit(f)(*args)`` returns what ``f(*args)`` returns.  The first call with a new
@@ -590,6 +592,12 @@ def jit(f: Callable[..., Any] | None = None, *,
         max_specializations: bound of the cache per signature (guards that keep failing).
         check: on each new specialization, compare the compiled result with the traced
             (eager) one and fall back to eager mode on a mismatch.
+        compile_all: compile every part of the program with Numba at the first call.  By
+            default a long stretch of kernel calls (an unrolled loop: Numba takes tens of
+            milliseconds per call it compiles) first runs as Python calling the compiled
+            kernels, and is compiled once the time spent in it reaches the estimated time
+            to compile it; ``True`` pays that compile time up front for the fastest calls
+            from the start (benchmarks of the steady state).
 
     Returns:
         A :class:`JitFunction` (call it like ``f``).
@@ -607,7 +615,8 @@ def jit(f: Callable[..., Any] | None = None, *,
     """
     if f is None:
         return lambda g: jit(g, static_argnums=static_argnums, static_argnames=static_argnames,
-                             max_specializations=max_specializations, check=check)
+                             max_specializations=max_specializations, check=check,
+                             compile_all=compile_all)
     if not callable(f):
         raise TypeError(f"jit: expected a function, got {type(f).__name__} {f!r:.60}")
     if isinstance(static_argnums, int):
@@ -624,5 +633,7 @@ def jit(f: Callable[..., Any] | None = None, *,
     if not isinstance(max_specializations, int) or max_specializations < 1:
         raise ValueError(f"jit: max_specializations must be a positive int, got "
                          f"{max_specializations!r}")
+    if not isinstance(compile_all, bool):
+        raise TypeError(f"jit: compile_all must be True or False, got {compile_all!r}")
     return JitFunction(f, tuple(static_argnums), tuple(static_argnames), max_specializations,
-                       check)
+                       check, compile_all)

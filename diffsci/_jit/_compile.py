@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import re
 import sys
 import tempfile
+import time
 import types
 from pathlib import Path
 
@@ -45,18 +47,54 @@ class _Segment:
         self.inputs = []  # names read, defined outside
         self.outputs = []  # names defined here, read later
         self.defined = set()
+        self.records = 0  # records computed here, and the elements of their values
+        self.elements = 0
+
+    def count(self, node):
+        self.records += 1
+        self.elements += int(np.size(node.value))
+
+    @property
+    def python(self):
+        """Whether this segment runs as Python calling its kernels (see PYTHON_SEGMENT and
+        SEGMENT_CALLS)."""
+        return BACKEND != "python" and self.records and (
+            self.large_arrays or sum(1 for ln in self.lines if "k_" in ln) > SEGMENT_CALLS)
+
+    @property
+    def large_arrays(self):
+        return self.elements >= PYTHON_SEGMENT * self.records
+
+
+#: A segment whose records hold this many elements on average runs as Python: each of its
+#: statements calls a compiled kernel (an outlined statement, a fused loop) from Python.  The
+#: kernels are shared by every time step and layer and compiled once; Numba would compile the
+#: segment itself with every kernel it calls linked in again (an unrolled LSTM of batch 204:
+#: 11 s for 4 steps), to save a microsecond of dispatch per statement on statements that take
+#: tens of microseconds.
+PYTHON_SEGMENT = 2048
+
+#: A segment that calls kernels from more than this many statements (after chunking, see
+#: ``_chunk_segment``) runs as Python too: Numba takes 30-60 ms to type and lower one call of
+#: a compiled function (64 s for an unrolled recurrence of 2,400 calls), Python a
+#: microsecond or two per call to dispatch it.
+SEGMENT_CALLS = 48
 
 
 class Compiled:
     """What compiling a program gives: the driver, its statistics and its source."""
 
-    def __init__(self, driver, source, driver_source, n_segments, n_opaque, opaque_names):
+    def __init__(self, driver, source, driver_source, n_segments, n_opaque, opaque_names,
+                 kernels=(), n_python=0, tiers=()):
         self.driver = driver
         self.source = source
         self.driver_source = driver_source
         self.n_segments = n_segments
         self.n_opaque = n_opaque
         self.opaque_names = opaque_names
+        self.kernels = tuple(kernels)  # the names of the kernels the segments call
+        self.n_python = n_python  # segments that run as Python calling compiled kernels
+        self.tiers = list(tiers)  # those of them compiled once they have run long enough
 
 
 class _Ctx:
@@ -273,12 +311,75 @@ def _flush_group(ctx, grp, uses):
 
 
 def _kernel(ctx, params, lines):
-    """Register a kernel (a Numba function of ``params`` with body ``lines``); its name."""
+    """Register a kernel (a Numba function of ``params`` with body ``lines``); its name.
+    A kernel may call kernels registered before it (their modules are imported)."""
     kbody = "\n".join(lines)
     kname = "k_" + hashlib.sha1((kbody + ",".join(params)).encode()).hexdigest()[:16]
-    ctx.kernels[kname] = (f"{cg.PRELUDE}\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
+    imports = "".join(f"from {_kernel_module(k)} import {k}\n"
+                      for k in dict.fromkeys(_KERNEL_NAME.findall(kbody)))
+    ctx.kernels[kname] = (f"{cg.PRELUDE}{imports}\n\n"
+                          f"@numba.njit(cache=True, error_model=\"numpy\")\n"
                           f"def {kname}({', '.join(params)}):\n{kbody}\n")
     return kname
+
+
+def _kernel_module(kname):
+    return f"diffsci_jit{'py' if BACKEND == 'python' else ''}_{kname}"
+
+
+_KERNEL_NAME = re.compile(r"\bk_[0-9a-f]{16}\b")
+_VALUE_NAME = re.compile(r"\b[vct]\d+\b")
+_BARE_CALL = re.compile(r"^    \w+ = k_[0-9a-f]{16}\((?:[vct]\d+(?:, )?)*\)$")
+_DEFINES = re.compile(r"^    (t\d+) = ")
+_SUBSCRIPT = re.compile(r"(?<=[\w\])])\[[^\[\]()]*\]")  # a subscript without calls or nesting
+_SUBSCRIPT_INT = re.compile(r"(?<=[\[,: ])-?\d+(?=[\],: ])")
+
+
+def _outline(ctx, start, vname):
+    """Make the statements of one record (``ctx.seg.lines[start:]``, defining ``vname``) a
+    kernel of their own, its values renamed by order of appearance, and call it.
+
+    The same statement on other values (every time step of an unrolled loop reads other
+    records) is then one shared function, compiled once per Numba type signature, and the
+    segment holds calls only: Numba's cost of compiling a segment is dominated by its array
+    statements (an ``np.dot`` binding, a slice, an in-place add: 50-100 ms each on this
+    machine), which an unrolled loop otherwise repeats for every step (see
+    diffsci/ARCHITECTURE_JIT.md)."""
+    block = ctx.seg.lines[start:]
+    if len(block) == 1 and _BARE_CALL.match(block[0]):
+        return
+    local = {vname}
+    for line in block:
+        m = _DEFINES.match(line)
+        if m:
+            local.add(m.group(1))
+    rename, params = {}, []
+    for line in block:
+        for name in _VALUE_NAME.findall(line):
+            if name not in rename:
+                if name in local:
+                    rename[name] = f"b{len(rename)}"
+                else:
+                    rename[name] = f"a{len(params)}"
+                    params.append(name)
+    sub = lambda m: rename[m.group(0)]  # noqa: E731
+    body = [_VALUE_NAME.sub(sub, line) for line in block]
+    # integers in subscripts (x[3], x[..., 48:96]) are arguments too: one kernel for every
+    # time step of a loop that indexes its inputs
+    ints = []
+
+    def int_param(m):
+        ints.append(m.group(0))
+        return f"n{len(ints) - 1}"
+
+    def subscript(m):
+        return _SUBSCRIPT_INT.sub(int_param, m.group(0))
+
+    body = [_SUBSCRIPT.sub(subscript, line) for line in body]
+    body.append(f"    return {rename[vname]}")
+    kname = _kernel(ctx, [rename[p] for p in params] + [f"n{k}" for k in range(len(ints))],
+                    body)
+    ctx.seg.lines[start:] = [f"    {vname} = {kname}({', '.join(params + ints)})"]
 
 
 def _loops(shape, body, depth=1, names="i"):
@@ -405,7 +506,7 @@ def _depends(refs, grp):
     return grp is not None and any(isinstance(a, Ref) and a.idx in grp.ids for a in refs)
 
 
-def compile_program(prog, name="f"):
+def compile_program(prog, name="f", compile_all=False):
     """Generate, write and load the code of ``prog``; returns a :class:`Compiled`."""
     ctx = _Ctx(prog)
     live = _live(prog)
@@ -466,6 +567,7 @@ def compile_program(prog, name="f"):
                 grp = _Group(sh)
             grp.members.append((node, srule))
             grp.ids.add(node.idx)
+            ctx.seg.count(node)
             continue
         gen = cg._RULES.get(node.fun)
         vname = f"v{node.idx}"
@@ -474,13 +576,18 @@ def compile_program(prog, name="f"):
                 _flush_group(ctx, grp, uses)
                 grp = None
             mark = ctx.mark()
+            start = len(ctx.seg.lines)
             ctx.node_dtype = dtype_of(v)
             try:
                 expr, _elem = gen(ctx, node)
             except Opaque:
                 ctx.undo(mark)
             else:
-                ctx.emit(f"{vname} = {_cast(expr, v)}")
+                cexpr = _cast(expr, v)
+                ctx.emit(f"{vname} = {cexpr}")
+                if cexpr == expr:  # (a kernel would return a float32 scalar as a float)
+                    _outline(ctx, start, vname)
+                ctx.seg.count(node)
                 ctx.where[vname] = ctx.seg.k
                 ctx.layout_c[node.idx] = node.fun in (np.matmul, np.dot, np.sum, np.prod,
                                                       np.mean, cg._w._concatenate,
@@ -516,22 +623,37 @@ def compile_program(prog, name="f"):
     seg = ctx.seg
     if seg.lines:
         driver.append(("seg", seg))
+    for kind, s in driver:
+        if kind == "seg" and not s.large_arrays:
+            _chunk_segment(ctx, s)
     # the module of segments
     src = [cg.PRELUDE]
     for kname, ksrc in ctx.kernels.items():
-        kmod = f"diffsci_jit{'py' if BACKEND == 'python' else ''}_{kname}"
+        kmod = _kernel_module(kname)
         _load(ksrc, kname, modname=kmod)
         src.append(f"from {kmod} import {kname}\n")
+    pysrc = list(src)
+    base = len(src)
     for kind, s in driver:
         if kind != "seg":
             continue
         params = ", ".join(s.inputs)
         rets = ", ".join(s.outputs)
-        src.append(f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
-                   f"def seg{s.k}({params}):\n" + "\n".join(s.lines)
+        seg_src = (f"def seg{s.k}({params}):\n" + "\n".join(s.lines)
                    + f"\n    return ({rets}{',' if len(s.outputs) == 1 else ''})\n")
+        s.python_now = s.python and not (compile_all and not s.large_arrays)
+        if s.python_now:
+            pysrc.append(f"\n\n{seg_src}")
+            s.numba_src = None if s.large_arrays else (
+                "".join(src[:base]) + f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
+                f"{seg_src}")
+        else:
+            src.append(f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n{seg_src}")
     source = "".join(src)
     mod = _load(source, name)
+    pymod = (_load("".join(pysrc), name, python=True)
+             if any(kind == "seg" and s.python_now for kind, s in driver) else None)
+    tiers = []
     dlines = [f"def driver({', '.join(inputs)}):"]
     for i in range(prog.n_inputs):
         v = prog.input_values[i]
@@ -544,7 +666,11 @@ def compile_program(prog, name="f"):
         if kind == "py":
             dlines.append("    " + s)
         else:
-            dglobals[f"seg{s.k}"] = getattr(mod, f"seg{s.k}")
+            fn = getattr(pymod if s.python_now else mod, f"seg{s.k}")
+            if s.python_now and s.numba_src is not None:
+                fn = _Tiered(fn, s, name, dglobals)
+                tiers.append(fn)
+            dglobals[f"seg{s.k}"] = fn
             lhs = ", ".join(s.outputs) + ("," if len(s.outputs) == 1 else "")
             call = f"seg{s.k}({', '.join(s.inputs)})"
             dlines.append(f"    {lhs} = {call}" if s.outputs else f"    {call}")
@@ -553,7 +679,200 @@ def compile_program(prog, name="f"):
     dglobals.update(_scalar=_scalar, _fits=_fits, _same=_same, _copy=_copy)
     exec(compile(dsrc, f"<diffsci.jit driver of {name}>", "exec"), dglobals)  # noqa: S102
     n_seg = sum(1 for kind, _ in driver if kind == "seg")
-    return Compiled(dglobals["driver"], source, dsrc, n_seg, len(opaque_names), opaque_names)
+    n_py = sum(1 for kind, s in driver if kind == "seg" and s.python_now)
+    return Compiled(dglobals["driver"], source + "".join(pysrc[base:]), dsrc, n_seg,
+                    len(opaque_names), opaque_names, list(ctx.kernels), n_py, tiers)
+
+
+#: Estimated seconds Numba takes per value that a statement calling a kernel passes or
+#: receives (measured: 5-15 ms on this machine; see SEGMENT_CALLS).
+COMPILE_S_PER_VALUE = 0.01
+
+
+class _Tiered:
+    """A long segment that runs as Python (its kernels compiled) until the time spent in it
+    reaches the estimated time Numba takes to compile it; then it is compiled (at most twice
+    the time of the better choice made in hindsight, whatever the number of calls).  A segment
+    that Numba fails to compile stays Python."""
+
+    def __init__(self, fn, seg, name, dglobals):
+        self.fn = fn
+        self.key = f"seg{seg.k}"
+        self.src = seg.numba_src
+        self.name = name
+        self.dglobals = dglobals
+        self.budget = COMPILE_S_PER_VALUE * sum(len(_VALUE_NAME.findall(ln))
+                                                for ln in seg.lines if "k_" in ln)
+        self.spent = 0.0
+        self.state = "python"  # -> "compiled" or "failed"
+
+    def __call__(self, *args):
+        if self.spent >= self.budget:
+            return self.compile_now(args)
+        t0 = time.perf_counter()
+        out = self.fn(*args)
+        self.spent += time.perf_counter() - t0
+        return out
+
+    def compile_now(self, args):
+        """Compile the segment and run it on ``args`` (it replaces this wrapper)."""
+        try:
+            fn = getattr(_load(self.src, self.name), self.key)
+            with numba_settings():
+                out = fn(*args)
+        except GuardFail:
+            raise
+        except Exception:  # noqa: BLE001 - Numba could not compile it: it stays Python
+            self.state, self.budget = "failed", np.inf
+            self.dglobals[self.key] = self.fn
+            return self.fn(*args)
+        self.state = "compiled"
+        self.dglobals[self.key] = fn
+        return out
+
+
+#: A compiled segment longer than this many statements is cut into functions (chunks).
+CHUNK_LINES = 160
+_CALL_LINE = re.compile(r"^    [\w, ]+ = k_[0-9a-f]{16}\(.*\)$")
+_CALL_INT = re.compile(r"(?<=[(, ])-?\d+(?=[,)])")
+_FLOAT_LIT = re.compile(r"(?<![\w.])(?:\d+\.\d+(?:e[+-]?\d+)?|\d+(?:\.\d*)?e[+-]?\d+)(?![\w.])")
+_ASSIGNED = re.compile(r"^    ([\w, ]+?) = ")
+
+
+def _canonical(line):
+    """``line`` with its values, the integer arguments of a kernel call and its float
+    literals taken out: (the source with parameters ``a<k>``, the literals taken out)."""
+    lits = []
+
+    def lit(m):
+        lits.append(m.group(0))
+        return f"n{len(lits) - 1}"
+
+    if _CALL_LINE.match(line):
+        line = _CALL_INT.sub(lit, line)
+    return _FLOAT_LIT.sub(lit, line), lits
+
+
+def _chunk_segment(ctx, seg):
+    """Cut a long compiled segment into functions of at most ``CHUNK_LINES`` statements,
+    aligned on its repeats: the statements of every step of an unrolled loop are the same up
+    to the names of their values, the integers their kernel calls take (indices) and their
+    float literals (a time), and such a step becomes one function, compiled once and called
+    once per step.  Numba's compile time grows faster than linearly in a function's length
+    (an unrolled 160-step recurrence: 64 s as one function, see diffsci/ARCHITECTURE_JIT.md);
+    chunks keep every function short and compile each repeated step once."""
+    lines = seg.lines
+    n = len(lines)
+    if n <= CHUNK_LINES or any(not ln.startswith("    ") or ln.startswith("     ")
+                               for ln in lines):
+        return
+    canon = [_canonical(ln) for ln in lines]
+    keys = [hash(_VALUE_NAME.sub("_", c)) for c, _ in canon]
+    spans = _repeat_spans(keys, CHUNK_LINES)
+    later = {}  # name -> last line that reads it (n: read after the segment)
+    for k, ln in enumerate(lines):
+        m = _ASSIGNED.match(ln)
+        rhs = ln[m.end():] if m else ln
+        for name in _VALUE_NAME.findall(rhs):
+            later[name] = k
+        if m and "[" in m.group(1):  # (an in-place write reads its target)
+            for name in _VALUE_NAME.findall(m.group(1)):
+                later[name] = k
+    for name in seg.outputs:
+        later[name] = n
+    new = []
+    for a, b in spans:
+        if b - a < 2:
+            new.extend(lines[a:b])
+            continue
+        new.append(_chunk(ctx, lines, canon, a, b, later))
+    seg.lines = new
+
+
+def _chunk(ctx, lines, canon, a, b, later):
+    defined, rename, params, outs, lits = set(), {}, [], [], []
+    body = []
+    for k in range(a, b):
+        src, ls = canon[k]
+        m = _ASSIGNED.match(lines[k])
+        targets = _VALUE_NAME.findall(m.group(1)) if m and "[" not in m.group(1) else []
+        for name in _VALUE_NAME.findall(src):
+            if name not in rename:
+                if name in targets and name not in defined:
+                    rename[name] = f"b{len(rename)}"
+                else:
+                    rename[name] = f"a{len(params)}"
+                    params.append(name)
+        for name in targets:
+            defined.add(name)
+            if later.get(name, -1) >= b and name not in outs:
+                outs.append(name)
+        base = len(lits)
+        src = re.sub(r"\bn(\d+)\b", lambda mm: f"m{base + int(mm.group(1))}", src)
+        lits.extend(ls)
+        body.append(_VALUE_NAME.sub(lambda mm: rename[mm.group(0)], src))
+    rets = ", ".join(rename[o] for o in outs)
+    body.append(f"    return ({rets}{',' if len(outs) == 1 else ''})")
+    kname = _kernel(ctx, [rename[p] for p in params] + [f"m{k}" for k in range(len(lits))],
+                    body)
+    lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    call = f"{kname}({', '.join(params + lits)})"
+    return f"    {lhs} = {call}" if outs else f"    {call}"
+
+
+def _repeat_spans(keys, limit):
+    """Cut ``range(len(keys))`` into spans of at most ``limit``: a stretch that repeats
+    (``keys[i:i+p] == keys[i+p:i+2p] == ...``, found by a rolling hash) is cut at its period,
+    the rest into equal pieces."""
+    import bisect
+
+    n = len(keys)
+    mod, base = (1 << 61) - 1, 1_000_003
+    pre, pw = [0] * (n + 1), [1] * (n + 1)
+    for k, x in enumerate(keys):
+        pre[k + 1] = (pre[k] * base + (int(x) & 0xFFFFFFFFFFFF)) % mod
+        pw[k + 1] = pw[k] * base % mod
+
+    def h(i, j):
+        return (pre[j] - pre[i] * pw[j - i]) % mod
+
+    where = {}
+    for k, x in enumerate(keys):
+        where.setdefault(x, []).append(k)
+    spans, i, misc = [], 0, 0
+
+    def flush(a, b):
+        m = -(-(b - a) // limit)
+        for q in range(m):
+            lo, hi = a + (b - a) * q // m, a + (b - a) * (q + 1) // m
+            if hi > lo:
+                spans.append((lo, hi))
+
+    while i < n:
+        best = None
+        occ = where[keys[i]]
+        j0 = bisect.bisect_right(occ, i)
+        for j in occ[j0:j0 + 8]:
+            p = j - i
+            if p > limit:
+                break
+            if p < 4:
+                continue
+            r = 1
+            while i + (r + 1) * p <= n and h(i + r * p, i + (r + 1) * p) == h(i, i + p):
+                r += 1
+            if r >= 2 and (best is None or r * p > best[0] * best[1]):
+                best = (r, p)
+        if best is None:
+            i += 1
+            continue
+        flush(misc, i)
+        r, p = best
+        spans.extend((i + q * p, i + (q + 1) * p) for q in range(r))
+        i += r * p
+        misc = i
+    flush(misc, n)
+    return spans
 
 
 def _scalar_ok(ctx, node, srule):
@@ -691,8 +1010,8 @@ class _NoNumba:
         return (lambda f: f) if not args or not callable(args[0]) else args[0]
 
 
-def _load(source, name, modname=None):
-    if BACKEND == "python":
+def _load(source, name, modname=None, python=False):
+    if BACKEND == "python" or python:
         digest = "py" + hashlib.sha1(source.encode()).hexdigest()[:20]
         mod = _loaded.get(digest)
         if mod is None:

@@ -205,8 +205,8 @@ def test_closures_are_read_at_call_time_by_the_derived_programs():
 def test_check_catches_a_wrong_derived_program(monkeypatch):
     real = _compile.compile_program
 
-    def wrong(prog, name="f"):
-        c = real(prog, name)
+    def wrong(prog, name="f", compile_all=False):
+        c = real(prog, name, compile_all)
         if name.startswith("vjp of"):
             d = c.driver
             c.driver = lambda *a: tuple(v + 1e-3 for v in d(*a))
