@@ -202,9 +202,25 @@ class _Group:
         self.ids = set()
 
 
+#: A fused loop of more than this many statements is cut (at its repeats) into loops of
+#: their own, the values crossing a cut stored: Numba's compile time grows faster than
+#: linearly with a function's length, and the loops of repeated steps are one kernel.
+GROUP_LINES = 160
+
+
 def _flush_group(ctx, grp, uses):
     """Emit ``grp``: arrays for the members used outside it, one loop nest over its shape."""
     if grp is None or not grp.members:
+        return
+    if grp.shape != () and len(grp.members) > GROUP_LINES:
+        keys = [hash((id(n.fun), str(shape_of(n.value)), str(dtype_of(n.value)),
+                      tuple("R" if isinstance(a, Ref) else repr(a) for a in n.args)))
+                for n, _ in grp.members]
+        for a, b in _repeat_spans(keys, GROUP_LINES):
+            part = _Group(grp.shape)
+            part.members = grp.members[a:b]
+            part.ids = {n.idx for n, _ in part.members}
+            _flush_group(ctx, part, uses)
         return
     inner = {}
     for node, _ in grp.members:
@@ -822,8 +838,8 @@ def _chunk(ctx, lines, canon, a, b, later):
 
 def _repeat_spans(keys, limit):
     """Cut ``range(len(keys))`` into spans of at most ``limit``: a stretch that repeats
-    (``keys[i:i+p] == keys[i+p:i+2p] == ...``, found by a rolling hash) is cut at its period,
-    the rest into equal pieces."""
+    (``keys[i:i+p] == keys[i+p:i+2p] == ...``, found by a rolling hash) is cut at multiples of
+    its period (the same steps in every span but the last), the rest into equal pieces."""
     import bisect
 
     n = len(keys)
@@ -868,7 +884,9 @@ def _repeat_spans(keys, limit):
             continue
         flush(misc, i)
         r, p = best
-        spans.extend((i + q * p, i + (q + 1) * p) for q in range(r))
+        q = max(1, limit // p)  # as many steps per span as fit: fewer, longer calls
+        for k in range(0, r, q):
+            spans.append((i + k * p, i + min(k + q, r) * p))
         i += r * p
         misc = i
     flush(misc, n)

@@ -62,8 +62,10 @@ def test_repeat_spans_cut_a_loop_at_its_period():
     keys = [1, 2, 3] + body * 7 + [4, 5]
     spans = _compile._repeat_spans(keys, 20)
     _check_partition(spans, len(keys), 20)
-    steps = [keys[a:b] for a, b in spans if b - a == len(body)]
-    assert steps == [body] * 7  # one span per step: one function, compiled once
+    loop = [keys[a:b] for a, b in spans if 3 <= a < 3 + 7 * len(body)]
+    # as many whole steps per span as fit (3 of 6 in 20): the same function for both spans
+    # of 3 steps, compiled once, and one for the last step
+    assert loop == [body * 3, body * 3, body], spans
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -122,6 +124,25 @@ def test_outlined_kernels_do_not_grow_with_the_steps(python_backend):
         _leaves_close(jvg(W, U, xs), vg(W, U, xs), f"T={T}")
         kernels[T] = set(_spec(jvg).compiled.kernels)
     assert kernels[6] == kernels[2], "every step calls the kernels of the first ones"
+
+
+def test_long_fused_loop_is_cut_into_shared_kernels(python_backend):
+    def f(x):
+        for _ in range(100):  # 400 elementwise records of one shape: one group
+            x = np.exp(np.sin(x) * 1.01 + 0.1)
+        return np.sum(x)
+
+    x = np.array([0.3, -0.7, 1.1])
+    n_kernels = []
+    for g in (f, ds.value_and_grad(f)):
+        jg = ds.jit(g)
+        _leaves_close(jg(x), g(x), "long chain")
+        _leaves_close(jg(2.0 * x), g(2.0 * x), "long chain, a second input")
+        c = _spec(jg).compiled
+        n_kernels.append(len(c.kernels))
+        assert c.source.count("= k_") > len(c.kernels), "a kernel called for several steps"
+    assert 2 <= n_kernels[0] <= 4, n_kernels  # the loop cut, its repeated pieces one kernel
+    assert n_kernels[1] <= 12, n_kernels
 
 
 @pytest.mark.parametrize("block", range(3))
