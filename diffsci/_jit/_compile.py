@@ -59,7 +59,8 @@ class _Segment:
         """Whether this segment runs as Python calling its kernels (see PYTHON_SEGMENT and
         SEGMENT_CALLS)."""
         return BACKEND != "python" and self.records and (
-            self.large_arrays or sum(1 for ln in self.lines if "k_" in ln) > SEGMENT_CALLS)
+            self.large_arrays or sum(1 for ln in self.lines if "k_" in ln) > SEGMENT_CALLS
+            or len(self.inputs) + len(self.outputs) > SEGMENT_ARGS)
 
     @property
     def large_arrays(self):
@@ -79,6 +80,11 @@ PYTHON_SEGMENT = 2048
 #: a compiled function (64 s for an unrolled recurrence of 2,400 calls), Python a
 #: microsecond or two per call to dispatch it.
 SEGMENT_CALLS = 48
+
+#: ... and so does a segment that takes and returns more values than this: Numba's wrapper of
+#: a function of hundreds of arguments takes minutes to build (the trebuchet's backward pass
+#: reads 700 values of its forward pass).
+SEGMENT_ARGS = 96
 
 
 class Compiled:
@@ -166,10 +172,20 @@ class _Ctx:
     def const_array(self, v):
         name = self.const_ids.get(id(v))
         if name is None:
-            name = f"c{len(self.consts)}"
-            self.consts.append(v)
+            # equal constants are one (the generated code never writes into a constant): an
+            # unrolled loop makes a zero array, a one-hot, per step, which would otherwise
+            # each be an argument of the segments that read them
+            key = None
+            if v.nbytes <= 1 << 20 and v.dtype.kind in "biufc":
+                key = (v.shape, v.dtype.str, hashlib.sha1(np.ascontiguousarray(v)).digest())
+                name = self.const_ids.get(key)
+            if name is None:
+                name = f"c{len(self.consts)}"
+                self.consts.append(v)
+                self.where[name] = "d"
+                if key is not None:
+                    self.const_ids[key] = name
             self.const_ids[id(v)] = name
-            self.where[name] = "d"
         return self.use(name) if self.seg is not None else name
 
     # -- segments -----------------------------------------------------------------
@@ -269,7 +285,9 @@ def _flush_group(ctx, grp, uses):
         sh = shape_of(v)
         if sh == ():
             e = ctx.arg(node, k)
-            return param(e) if isinstance(a, Ref) else e
+            # a float constant is an argument too (a time, a step size: the same loop for
+            # every step of an integrator); integers stay literal (exponents)
+            return param(e) if isinstance(a, Ref) or _is_float_const(a) else e
         key = a.idx if isinstance(a, Ref) else ("c", id(a))
         name = loads.get(key)
         if name is None:
@@ -324,6 +342,11 @@ def _flush_group(ctx, grp, uses):
     for node in out_of_group:
         ctx.where[f"v{node.idx}"] = ctx.seg.k
         ctx.layout_c[node.idx] = True
+
+
+def _is_float_const(a):
+    return isinstance(a, (float, np.floating)) or (
+        isinstance(a, np.ndarray) and a.shape == () and a.dtype.kind == "f")
 
 
 def _kernel(ctx, params, lines):
@@ -685,7 +708,10 @@ def compile_program(prog, name="f", compile_all=False):
             fn = getattr(pymod if s.python_now else mod, f"seg{s.k}")
             if s.python_now and s.numba_src is not None:
                 fn = _Tiered(fn, s, name, dglobals)
-                tiers.append(fn)
+                if fn.values <= TIER_MAX_VALUES:
+                    tiers.append(fn)
+                else:  # stays Python: see TIER_MAX_VALUES
+                    fn = fn.fn
             dglobals[f"seg{s.k}"] = fn
             lhs = ", ".join(s.outputs) + ("," if len(s.outputs) == 1 else "")
             call = f"seg{s.k}({', '.join(s.inputs)})"
@@ -704,6 +730,11 @@ def compile_program(prog, name="f", compile_all=False):
 #: receives (measured: 5-15 ms on this machine; see SEGMENT_CALLS).
 COMPILE_S_PER_VALUE = 0.01
 
+#: A Python segment whose calls pass more values than this is never compiled: Numba's time
+#: grows faster than linearly there (a segment of the trebuchet's backward pass, 2,466 values
+#: with 700 arguments, had not compiled after 10 minutes), so the estimate would not bound it.
+TIER_MAX_VALUES = 1500
+
 
 class _Tiered:
     """A long segment that runs as Python (its kernels compiled) until the time spent in it
@@ -717,8 +748,9 @@ class _Tiered:
         self.src = seg.numba_src
         self.name = name
         self.dglobals = dglobals
-        self.budget = COMPILE_S_PER_VALUE * sum(len(_VALUE_NAME.findall(ln))
-                                                for ln in seg.lines if "k_" in ln)
+        self.values = len(seg.inputs) + len(seg.outputs) + sum(
+            len(_VALUE_NAME.findall(ln)) for ln in seg.lines if "k_" in ln)
+        self.budget = COMPILE_S_PER_VALUE * self.values
         self.spent = 0.0
         self.state = "python"  # -> "compiled" or "failed"
 
