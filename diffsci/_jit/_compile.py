@@ -52,7 +52,8 @@ class _Segment:
 
     def count(self, node):
         self.records += 1
-        self.elements += int(np.size(node.value))
+        v = node.value  # (not np.size: its first call in a process took 60 ms here)
+        self.elements += v.size if isinstance(v, np.ndarray) else 1
 
     @property
     def python(self):
@@ -229,9 +230,8 @@ def _flush_group(ctx, grp, uses):
     if grp is None or not grp.members:
         return
     if grp.shape != () and len(grp.members) > GROUP_LINES:
-        keys = [hash((id(n.fun), str(shape_of(n.value)), str(dtype_of(n.value)),
-                      tuple("R" if isinstance(a, Ref) else repr(a) for a in n.args)))
-                for n, _ in grp.members]
+        keys = [hash((id(n.fun), shape_of(n.value), dtype_of(n.value),
+                      tuple(_arg_key(a) for a in n.args))) for n, _ in grp.members]
         for a, b in _repeat_spans(keys, GROUP_LINES):
             part = _Group(grp.shape)
             part.members = grp.members[a:b]
@@ -342,6 +342,16 @@ def _flush_group(ctx, grp, uses):
     for node in out_of_group:
         ctx.where[f"v{node.idx}"] = ctx.seg.k
         ctx.layout_c[node.idx] = True
+
+
+def _arg_key(a):
+    """What an argument contributes to the key of a record in ``_repeat_spans``."""
+    if isinstance(a, Ref):
+        return None
+    try:
+        return (type(a), hash(a))
+    except TypeError:  # an array, a list: by identity (equal ones may not be shared)
+        return id(a)
 
 
 def _is_float_const(a):
