@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._core import Dual, Tracer
-from .._tree import _dataclass_parts, tree_flatten, tree_unflatten
+from .._tree import _dataclass_parts, tree_flatten, tree_unflatten, unflattener
 from . import _outer, _trace
 from ._codegen import GuardFail
 from ._compile import compile_program, numba_settings
@@ -82,6 +82,7 @@ class Specialization:
         self.compiled = compiled
         self.driver = compiled.driver
         self.out_tree = prog.out_tree
+        self.unflatten = unflattener(prog.out_tree)
         self.outputs_conv = [_out_converter(prog.values[o.idx]) if isinstance(o, _trace.Ref)
                              else None for o in prog.outputs]
         self.labels = guards_labels
@@ -111,7 +112,7 @@ class Specialization:
         res = self.driver(*leaves)
         out = [c(v) if c is not None else v for c, v in zip(self.outputs_conv, res)]
         self.calls += 1
-        return tree_unflatten(self.out_tree, out)
+        return self.unflatten(out)
 
 
 def _out_converter(v):
@@ -469,7 +470,14 @@ def _fast(x, dyn):
         dyn.append(x)
         return t
     if t is tuple or t is list:
-        return (t, *[_fast(v, dyn) for v in x])
+        out = [t]
+        for v in x:  # array leaves inline: no call per leaf
+            if type(v) is _ndarray:
+                dyn.append(v)
+                out.append((v.shape, v.dtype))
+            else:
+                out.append(_fast(v, dyn))
+        return tuple(out)
     if t is dict:
         return (dict, tuple(x), *[_fast(v, dyn) for v in x.values()])
     if x is None:

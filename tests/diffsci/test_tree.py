@@ -64,3 +64,25 @@ def test_static_array_field_compares_by_value():
     assert ds.tree_map(lambda a, b: a + b, m, m2).verts.sum() == 9.0
     with pytest.raises(ValueError, match="structure"):
         ds.tree_map(lambda a, b: a + b, m, Mesh(np.ones((3, 3)), np.array([[2, 1, 0]])))
+
+
+def test_unflattener_equals_tree_unflatten_on_every_kind_of_node():
+    from diffsci._tree import unflattener
+
+    @dataclasses.dataclass
+    class Pair:
+        p: object
+        q: object
+
+    trees = [1.0, (), [], {}, None, (1.0,), [1.0, (2.0, None)], {"a": 1.0, "b": [2.0, {}]},
+             NT(1.0, [2.0]), DC(4.0, (5.0, NT(6.0, None))), Pair([1.0], {"z": (2.0,)}),
+             ds.nn.MLP.init(0, [2, 3, 1]), [[[[(k, [k + 0.5]) for k in range(3)]]]]]
+    for tree in trees:
+        leaves, td = ds.tree_flatten(tree)
+        fresh = [object() for _ in leaves]  # by identity: every leaf in its place
+        got = unflattener(td)(fresh)
+        want = ds.tree_unflatten(td, fresh)
+        lg, tg = ds.tree_flatten(got)
+        lw, tw = ds.tree_flatten(want)
+        assert tg == tw == td and all(a is b for a, b in zip(lg, lw)), tree
+        assert type(got) is type(want)
