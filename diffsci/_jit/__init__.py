@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 
 from .._core import Dual, Tracer
-from .._tree import _dataclass_parts, tree_flatten, tree_unflatten, unflattener
+from .._tree import _dataclass_parts, tree_flatten, tree_unflatten
 from . import _outer, _trace
 from ._codegen import GuardFail
 from ._compile import compile_program, numba_settings
 from ._outer import is_dynamic as _is_dynamic
 from ._outer import static_key as _static_key
 from ._trace import CannotCompile
+from ._unflatten import unflattener
 
 __all__ = ["jit", "JitFunction", "JitWarning", "OPAQUE"]
 

@@ -67,7 +67,7 @@ def test_static_array_field_compares_by_value():
 
 
 def test_unflattener_equals_tree_unflatten_on_every_kind_of_node():
-    from diffsci._tree import unflattener
+    from diffsci._jit._unflatten import unflattener
 
     @dataclasses.dataclass
     class Pair:
