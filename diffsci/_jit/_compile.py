@@ -10,6 +10,7 @@ so that Numba's ``cache=True`` keeps the machine code across processes.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import marshal
 import os
@@ -49,6 +50,8 @@ class _Segment:
         self.defined = set()
         self.records = 0  # records computed here, and the elements of their values
         self.elements = 0
+        self.python_now = False  # runs as Python (set when the module is written)
+        self.numba_src = None  # ... and its Numba source, to compile it later (_Tiered)
 
     def count(self, node):
         self.records += 1
@@ -379,9 +382,10 @@ def _kernel_module(kname):
 _KERNEL_NAME = re.compile(r"\bk_[0-9a-f]{16}\b")
 _VALUE_NAME = re.compile(r"\b[vct]\d+\b")
 _BARE_CALL = re.compile(r"^    \w+ = k_[0-9a-f]{16}\((?:[vct]\d+(?:, )?)*\)$")
-_DEFINES = re.compile(r"^    (t\d+) = ")
 _SUBSCRIPT = re.compile(r"(?<=[\w\])])\[[^\[\]()]*\]")  # a subscript without calls or nesting
 _SUBSCRIPT_INT = re.compile(r"(?<=[\[,: ])-?\d+(?=[\],: ])")
+_ASSIGNED = re.compile(r"^    ([\w, ]+?) = ")
+_LITERAL = re.compile(r"\bn(\d+)\b")  # a literal taken out of a statement
 
 
 def _outline(ctx, start, vname):
@@ -393,42 +397,60 @@ def _outline(ctx, start, vname):
     segment holds calls only: Numba's cost of compiling a segment is dominated by its array
     statements (an ``np.dot`` binding, a slice, an in-place add: 50-100 ms each on this
     machine), which an unrolled loop otherwise repeats for every step (see
-    diffsci/ARCHITECTURE_JIT.md)."""
+    diffsci/ARCHITECTURE_JIT.md).  The integers of its subscripts (``x[3]``,
+    ``x[..., 48:96]``) are arguments too: one kernel for every step of a loop that indexes
+    its inputs."""
     block = ctx.seg.lines[start:]
     if len(block) == 1 and _BARE_CALL.match(block[0]):
         return
-    local = {vname}
-    for line in block:
-        m = _DEFINES.match(line)
-        if m:
-            local.add(m.group(1))
-    rename, params = {}, []
-    for line in block:
-        for name in _VALUE_NAME.findall(line):
-            if name not in rename:
-                if name in local:
-                    rename[name] = f"b{len(rename)}"
-                else:
-                    rename[name] = f"a{len(params)}"
-                    params.append(name)
-    sub = lambda m: rename[m.group(0)]  # noqa: E731
-    body = [_VALUE_NAME.sub(sub, line) for line in block]
-    # integers in subscripts (x[3], x[..., 48:96]) are arguments too: one kernel for every
-    # time step of a loop that indexes its inputs
+    ctx.seg.lines[start:] = [_as_kernel(ctx, [_subscript_ints(ln) for ln in block], [vname])]
+
+
+def _subscript_ints(line):
+    """``line`` with the integers of its subscripts taken out (``n<k>``), and them."""
     ints = []
 
     def int_param(m):
         ints.append(m.group(0))
         return f"n{len(ints) - 1}"
 
-    def subscript(m):
-        return _SUBSCRIPT_INT.sub(int_param, m.group(0))
+    return _SUBSCRIPT.sub(lambda m: _SUBSCRIPT_INT.sub(int_param, m.group(0)), line), ints
 
-    body = [_SUBSCRIPT.sub(subscript, line) for line in body]
-    body.append(f"    return {rename[vname]}")
-    kname = _kernel(ctx, [rename[p] for p in params] + [f"n{k}" for k in range(len(ints))],
+
+def _as_kernel(ctx, block, outs):
+    """The statements ``block`` (each ``(source, literals)``, the literals taken out of the
+    source as ``n0, n1, ...``) as one kernel returning ``outs``, and the statement calling
+    it.  Values are renamed by order of appearance: those the block assigns become locals,
+    the others parameters, and the literals parameters after them; so the same statements
+    on other values and literals are the same kernel."""
+    local = set()
+    for src, _ in block:
+        m = _ASSIGNED.match(src)
+        if m and "[" not in m.group(1):
+            local.update(_VALUE_NAME.findall(m.group(1)))
+    rename, params, lits, body = {}, [], [], []
+    for src, ls in block:
+        for name in _VALUE_NAME.findall(src):
+            if name not in rename:
+                if name in local:
+                    rename[name] = f"b{len(rename)}"
+                else:
+                    rename[name] = f"a{len(params)}"
+                    params.append(name)
+        base = len(lits)
+        src = _LITERAL.sub(lambda m: f"m{base + int(m.group(1))}", src)
+        lits.extend(ls)
+        body.append(_VALUE_NAME.sub(lambda m: rename[m.group(0)], src))
+    if len(outs) == 1:
+        body.append(f"    return {rename[outs[0]]}")
+    else:
+        body.append(f"    return ({''.join(rename[o] + ', ' for o in outs)})")
+    kname = _kernel(ctx, [rename[q] for q in params] + [f"m{k}" for k in range(len(lits))],
                     body)
-    ctx.seg.lines[start:] = [f"    {vname} = {kname}({', '.join(params + ints)})"]
+    call = f"{kname}({', '.join(params + lits)})"
+    if not outs:
+        return f"    {call}"
+    return f"    {', '.join(outs)}{',' if len(outs) > 1 else ''} = {call}"
 
 
 def _loops(shape, body, depth=1, names="i"):
@@ -693,9 +715,9 @@ def compile_program(prog, name="f", compile_all=False):
         s.python_now = s.python and not (compile_all and not s.large_arrays)
         if s.python_now:
             pysrc.append(f"\n\n{seg_src}")
-            s.numba_src = None if s.large_arrays else (
-                "".join(src[:base]) + f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n"
-                f"{seg_src}")
+            if not s.large_arrays and _values(s) <= TIER_MAX_VALUES:  # compiled later
+                s.numba_src = ("".join(src[:base]) + "\n\n@numba.njit(cache=True, "
+                               f"error_model=\"numpy\")\n{seg_src}")
         else:
             src.append(f"\n\n@numba.njit(cache=True, error_model=\"numpy\")\n{seg_src}")
     source = "".join(src)
@@ -716,12 +738,9 @@ def compile_program(prog, name="f", compile_all=False):
             dlines.append("    " + s)
         else:
             fn = getattr(pymod if s.python_now else mod, f"seg{s.k}")
-            if s.python_now and s.numba_src is not None:
+            if s.numba_src is not None:
                 fn = _Tiered(fn, s, name, dglobals)
-                if fn.values <= TIER_MAX_VALUES:
-                    tiers.append(fn)
-                else:  # stays Python: see TIER_MAX_VALUES
-                    fn = fn.fn
+                tiers.append(fn)
             dglobals[f"seg{s.k}"] = fn
             lhs = ", ".join(s.outputs) + ("," if len(s.outputs) == 1 else "")
             call = f"seg{s.k}({', '.join(s.inputs)})"
@@ -740,10 +759,17 @@ def compile_program(prog, name="f", compile_all=False):
 #: receives (measured: 5-15 ms on this machine; see SEGMENT_CALLS).
 COMPILE_S_PER_VALUE = 0.01
 
-#: A Python segment whose calls pass more values than this is never compiled: Numba's time
-#: grows faster than linearly there (a segment of the trebuchet's backward pass, 2,466 values
-#: with 700 arguments, had not compiled after 10 minutes), so the estimate would not bound it.
+#: A Python segment whose calls pass more values than this (``_values``) is never compiled:
+#: Numba's time grows faster than linearly there (a segment of the trebuchet's backward pass,
+#: 2,466 values with 700 arguments, had not compiled after 10 minutes), so the estimate would
+#: not bound it.
 TIER_MAX_VALUES = 1500
+
+
+def _values(seg):
+    """The values ``seg`` and the kernel calls in it pass and receive (its compile cost)."""
+    return len(seg.inputs) + len(seg.outputs) + sum(
+        len(_VALUE_NAME.findall(ln)) for ln in seg.lines if "k_" in ln)
 
 
 class _Tiered:
@@ -758,9 +784,7 @@ class _Tiered:
         self.src = seg.numba_src
         self.name = name
         self.dglobals = dglobals
-        self.values = len(seg.inputs) + len(seg.outputs) + sum(
-            len(_VALUE_NAME.findall(ln)) for ln in seg.lines if "k_" in ln)
-        self.budget = COMPILE_S_PER_VALUE * self.values
+        self.budget = COMPILE_S_PER_VALUE * _values(seg)
         self.spent = 0.0
         self.state = "python"  # -> "compiled" or "failed"
 
@@ -794,12 +818,11 @@ CHUNK_LINES = 160
 _CALL_LINE = re.compile(r"^    [\w, ]+ = k_[0-9a-f]{16}\(.*\)$")
 _CALL_INT = re.compile(r"(?<=[(, ])-?\d+(?=[,)])")
 _FLOAT_LIT = re.compile(r"(?<![\w.])(?:\d+\.\d+(?:e[+-]?\d+)?|\d+(?:\.\d*)?e[+-]?\d+)(?![\w.])")
-_ASSIGNED = re.compile(r"^    ([\w, ]+?) = ")
 
 
 def _canonical(line):
-    """``line`` with its values, the integer arguments of a kernel call and its float
-    literals taken out: (the source with parameters ``a<k>``, the literals taken out)."""
+    """``line`` with the integer arguments of a kernel call and its float literals taken
+    out (``n<k>``), and them."""
     lits = []
 
     def lit(m):
@@ -848,41 +871,19 @@ def _chunk_segment(ctx, seg):
 
 
 def _chunk(ctx, lines, canon, a, b, later):
-    defined, rename, params, outs, lits = set(), {}, [], [], []
-    body = []
+    """Lines ``a:b`` of a segment as one kernel; it returns the values read after it."""
+    outs = []
     for k in range(a, b):
-        src, ls = canon[k]
         m = _ASSIGNED.match(lines[k])
-        targets = _VALUE_NAME.findall(m.group(1)) if m and "[" not in m.group(1) else []
-        for name in _VALUE_NAME.findall(src):
-            if name not in rename:
-                if name in targets and name not in defined:
-                    rename[name] = f"b{len(rename)}"
-                else:
-                    rename[name] = f"a{len(params)}"
-                    params.append(name)
-        for name in targets:
-            defined.add(name)
-            if later.get(name, -1) >= b and name not in outs:
-                outs.append(name)
-        base = len(lits)
-        src = re.sub(r"\bn(\d+)\b", lambda mm: f"m{base + int(mm.group(1))}", src)
-        lits.extend(ls)
-        body.append(_VALUE_NAME.sub(lambda mm: rename[mm.group(0)], src))
-    rets = ", ".join(rename[o] for o in outs)
-    body.append(f"    return ({rets}{',' if len(outs) == 1 else ''})")
-    kname = _kernel(ctx, [rename[p] for p in params] + [f"m{k}" for k in range(len(lits))],
-                    body)
-    lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
-    call = f"{kname}({', '.join(params + lits)})"
-    return f"    {lhs} = {call}" if outs else f"    {call}"
+        if m and "[" not in m.group(1):
+            outs.extend(nm for nm in _VALUE_NAME.findall(m.group(1)) if later.get(nm, -1) >= b)
+    return _as_kernel(ctx, canon[a:b], list(dict.fromkeys(outs)))
 
 
 def _repeat_spans(keys, limit):
     """Cut ``range(len(keys))`` into spans of at most ``limit``: a stretch that repeats
     (``keys[i:i+p] == keys[i+p:i+2p] == ...``, found by a rolling hash) is cut at multiples of
     its period (the same steps in every span but the last), the rest into equal pieces."""
-    import bisect
 
     n = len(keys)
     mod, base = (1 << 61) - 1, 1_000_003

@@ -5,22 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._tree import _LEAF, _NONE, TreeDef, _rebuild_dataclass, _registry, tree_unflatten
-
-
-def _rebuild_node(td, children):
-    kind = td.kind
-    if kind in _registry:
-        return _registry[kind][1](td.aux, children)
-    if issubclass(kind, tuple):  # namedtuple
-        return kind(*children)
-    return _rebuild_dataclass(kind, td.aux, children)
+from .._tree import _LEAF, _LEAF_DEF, _NONE, TreeDef, _unflatten, tree_unflatten
 
 
 def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
     """A function ``leaves -> tree_unflatten(treedef, leaves)`` for one structure, generated
     once (no recursion or checks per call: compiled mode rebuilds its outputs with it)."""
-    env = {"_rebuild_node": _rebuild_node}
+    env = {"_unflatten": _unflatten}
     count = [0]
 
     def expr(td):
@@ -36,10 +27,13 @@ def unflattener(treedef: TreeDef) -> Callable[[Sequence[Any]], Any]:
         if kind is list:
             return "[" + ", ".join(ch) + "]"
         name = f"_n{len(env)}"
-        env[name] = td
         if kind is dict:
-            return f"dict(zip({name}.aux, ({''.join(c + ', ' for c in ch)})))"
-        return f"_rebuild_node({name}, [{', '.join(ch)}])"
+            env[name] = td.aux
+            return f"dict(zip({name}, ({''.join(c + ', ' for c in ch)})))"
+        # any other node (registered, namedtuple, dataclass): the general rebuild of the node
+        # alone, its children taken as leaves
+        env[name] = TreeDef(kind, td.aux, (_LEAF_DEF,) * len(ch))
+        return f"_unflatten({name}, iter(({''.join(c + ', ' for c in ch)})))"
 
     try:
         body = expr(treedef)
