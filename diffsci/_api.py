@@ -129,10 +129,8 @@ def _argnums_tuple(argnums, nargs, fname):
             raise TypeError(f"{fname}: argnums must hold ints, got {type(a).__name__} {a!r} "
                             f"in argnums={argnums!r}")
         if not -nargs <= a < nargs:
-            raise ValueError(
-                f"{fname}: argnums={argnums!r} does not fit a call with {nargs} positional "
-                f"argument(s)"
-            )
+            raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
+                             f"{nargs} positional argument(s)")
     out = tuple(int(a) % nargs for a in nums)
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: argnums={argnums!r} names an argument more than once")
@@ -305,6 +303,10 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         (9.0, 6.0)
     """
 
+    compiled = getattr(type(f), "_value_and_grad", None)  # jit(f): one program (_jit)
+    if compiled is not None:
+        return compiled(f, argnums, has_aux)
+
     @functools.wraps(f)
     def vg(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "value_and_grad")
@@ -371,9 +373,7 @@ def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     @functools.wraps(f)
     def g(*args, **kwargs):
         (value, g_) = vg(*args, **kwargs)
-        if has_aux:
-            return g_, value[1]
-        return g_
+        return (g_, value[1]) if has_aux else g_
 
     return g
 

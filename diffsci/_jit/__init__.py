@@ -185,6 +185,31 @@ class JitFunction:
             "compile_seconds": self.compile_seconds,
         }
 
+    def _value_and_grad(self, argnums, has_aux):
+        """``value_and_grad(jit(f))`` (and ``grad``, which calls it) as
+        ``jit(value_and_grad(f))``: one compiled forward + reverse program, instead of the
+        jitted call as one record of an eager tape whose VJP runs a second program that
+        computes the forward pass again (what ``vjp``, ``jacobian`` and a ``jit(f)`` called
+        inside a larger differentiated function still do, see _outer.py).  Same settings,
+        the closures and globals checked are ``f``'s; one per (argnums, has_aux)."""
+        from .._api import value_and_grad
+
+        try:
+            key = ("vg", argnums, bool(has_aux))
+            hash(key)
+        except TypeError:  # argnums a list: not kept (value_and_grad checks it per call)
+            key = None
+        d = self._derived.get(key) if key is not None else None
+        if d is None:
+            d = JitFunction(value_and_grad(self.eager, argnums, has_aux),
+                            self.static_argnums, self.static_argnames,
+                            self.max_specializations, self.check, self.compile_all)
+            d._ext = self._ext
+            d._name = f"value_and_grad of {self._name}"
+            if key is not None:
+                self._derived[key] = d
+        return d
+
     def _warn_once(self, key, msg):
         if key not in self._warned:
             self._warned.add(key)

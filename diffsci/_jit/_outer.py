@@ -1,7 +1,10 @@
 """``diffsci.jit`` under outer transforms: ``grad(jit(f))``, ``jvp(jit(f))``, ``hessian(jit(f))``.
 
-A jitted function called with values traced by an outer transform (``Tracer`` or ``Dual``
-leaves) does not run ``f`` eagerly under those tracers.  It runs as *one* record of the
+``grad(jit(f))`` and ``value_and_grad(jit(f))`` do not come here: they are
+``jit(value_and_grad(f))``, one fused program (``JitFunction._value_and_grad``).  Everywhere
+else, a jitted function called with values traced by an outer transform (``Tracer`` or
+``Dual`` leaves: ``vjp``, ``jvp``, ``jacobian``, ``jit(f)`` inside a larger differentiated
+function) does not run ``f`` eagerly under those tracers.  It runs as *one* record of the
 outermost-but-innermost (highest-level) trace among its arguments, whose rules are
 themselves jitted functions:
 

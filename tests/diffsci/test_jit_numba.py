@@ -79,6 +79,9 @@ def test_grad_jvp_and_hessian_of_jit_compiled():
     close(ds.jvp(jf, (x,), (np.ones(2),)), ds.jvp(f, (x,), (np.ones(2),)))
     hess = np.diag(-np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x))
     close(ds.hessian(jf)(x), hess, rtol=1e-10)
-    for d in (jf._derived["vjp"], jf._derived["jvp"], jf._derived["vjp"]._derived["vjp"]):
+    close(ds.jacobian(lambda x: ds.vjp(jf, x)[1](1.0)[0])(x), hess, rtol=1e-10)
+    vg = jf._derived[("vg", 0, False)]  # grad(jit(f)) is jit(value_and_grad(f))
+    for d in (vg, vg._derived["vjp"], jf._derived["vjp"], jf._derived["jvp"],
+              jf._derived["vjp"]._derived["vjp"]):
         spec = next(iter(d._cache.values())).specs[0]
         assert spec.compiled.n_opaque == 0  # Numba code, no NumPy fallback

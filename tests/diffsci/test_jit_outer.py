@@ -1,7 +1,10 @@
 """``diffsci.jit`` under outer transforms: ``grad(jit(f))``, ``jvp(jit(f))``, ``hessian(jit(f))``.
 
-The jitted function runs as one record of the outer transform, whose rules are the derived
-jitted functions ``jit(vjp_f)`` / ``jit(jvp_f)`` (diffsci/_jit/_outer.py).  Same numbers as
+``grad``/``value_and_grad`` of a jitted function is ``jit(value_and_grad(f))``, one compiled
+program.  Elsewhere (``vjp``, ``jvp``, ``jacobian``, a jitted function called inside a larger
+differentiated one) the jitted function runs as one record of the outer transform, whose
+rules are the derived jitted functions ``jit(vjp_f)`` / ``jit(jvp_f)``
+(diffsci/_jit/_outer.py).  Same numbers as
 eager mode over the whole spec table of tests/diffsci/test_numpy_grads.py, nesting in every
 order, guards, closures and ``check=True`` for the derived programs, and a count that ``f``
 really stops running once compiled.  The "python" backend runs the generated source as
@@ -100,7 +103,10 @@ def test_f_runs_only_while_tracing():
     for k in range(3):
         close(ds.grad(jf)(x + k), np.cos(x + k) * (x + k) ** 2 + 2 * (x + k) * np.sin(x + k))
     close(ds.jvp(jf, (x,), (np.ones(2),))[1], np.sum(closed))
-    n = len(calls)  # the traces (forward, jit(vjp_f), jit(jvp_f)) and any checks done
+    close(ds.vjp(jf, x)[1](1.0)[0], closed)
+    # the traces (jit(value_and_grad(f)) for grad, the forward and jit(vjp_f) for vjp,
+    # jit(jvp_f)) and any checks done
+    n = len(calls)
     for _ in range(3):
         close(ds.grad(jf)(x), closed)
         v, g = ds.value_and_grad(jf)(x)
@@ -110,6 +116,50 @@ def test_f_runs_only_while_tracing():
     c.__exit__(None, None, None)
     assert len(calls) == n  # the compiled programs ran, never f
     assert v == f(x) and g.dtype == np.float64
+
+
+# ---------------------------------------------------------------- grad(jit(f)) directly
+def test_grad_of_jit_is_jit_of_value_and_grad():
+    """grad/value_and_grad of jit(f) is one compiled program with jit(f)'s settings: f
+    traced once, never run again, no record of an eager tape; argnums, has_aux, static
+    arguments and pytrees as eager; the same errors as eager mode."""
+    calls = []
+
+    def f(p, x, scale):
+        calls.append(1)
+        r = np.sin(p["w"] * x) * scale + p["b"]
+        return np.sum(r ** 2), {"r": r, "n": np.sum(x)}
+
+    jf = ds.jit(f, static_argnums=2, check=False)
+    p = {"w": np.array([0.3, -1.2]), "b": np.array(0.5)}
+    x = np.array([1.5, 0.7])
+    loss = lambda p, x, scale: f(p, x, scale)[0]  # noqa: E731
+    jloss = ds.jit(loss, static_argnums=2, check=False, max_specializations=3)
+    vg = ds.value_and_grad(jloss, argnums=(0, 1))
+    assert vg is ds.value_and_grad(jloss, argnums=(0, 1))  # kept per (argnums, has_aux)
+    assert vg.static_argnums == (2,) and vg.max_specializations == 3 and vg.check is False
+    ref = ds.value_and_grad(loss, argnums=(0, 1))
+    for scale in (2.0, 2.0, 3.0):
+        close(vg(p, x, scale), ref(p, x, scale), rtol=1e-12)
+    aux_ref = ds.value_and_grad(f, has_aux=True)(p, x, 2.0)
+    n = len(calls)
+    for _ in range(3):
+        close(ds.value_and_grad(jf, has_aux=True)(p, x, 2.0), aux_ref, rtol=1e-12)
+        close(ds.grad(jf, has_aux=True)(p, x, 2.0), (aux_ref[1], aux_ref[0][1]), rtol=1e-12)
+    assert len(calls) == n + 1  # one trace for both (grad calls value_and_grad)
+    close(ds.grad(jloss, argnums=[1])(p, x, 2.0), ds.grad(loss, argnums=[1])(p, x, 2.0))
+    # the same errors as eager mode
+    with pytest.raises(TypeError, match="scalar"):
+        ds.grad(ds.jit(lambda x: x * 2.0))(x)
+    with pytest.raises(TypeError, match="integer"):
+        ds.grad(ds.jit(lambda x: x * 2.0))(3)
+    with pytest.raises(ValueError, match="argnums"):
+        ds.grad(ds.jit(lambda x: x * 2.0), argnums=3)(1.0)
+    # higher order through it: the VJP of jit(value_and_grad(f)) is compiled too
+    j2 = ds.jit(lambda x: np.sum(np.sin(x) * x ** 2))
+    close(ds.jacobian(ds.grad(j2))(x), hess2(x), rtol=1e-10)
+    close(ds.grad(ds.grad(ds.jit(lambda t: np.sin(t) * t)))(0.7),
+          2 * np.cos(0.7) - 0.7 * np.sin(0.7), rtol=1e-12)
 
 
 # ---------------------------------------------------------------- nesting
@@ -131,8 +181,15 @@ def test_hessian_and_grad_of_grad_of_jit():
     close(ds.grad(lambda x: np.sum(ds.grad(jf)(x) ** 2))(x),
           2 * hess2(x) @ ds.grad(f2)(x), rtol=1e-10)
     close(ds.jvp(ds.grad(jf), (x,), (np.ones(3),))[1], hess2(x) @ np.ones(3), rtol=1e-10)
+    # the same through the record path: jit(f) as one record, its VJP jit(vjp_f) recorded
+    # in turn by the outer jacobian
+    close(ds.jacobian(lambda x: ds.vjp(jf, x)[1](1.0)[0])(x), hess2(x), rtol=1e-10)
     c.__exit__(None, None, None)
-    # the second order ran as compiled programs: the VJP of jit(vjp_f) is compiled too
+    # the second order ran as compiled programs: grad(jit(f)) is jit(value_and_grad(f)),
+    # whose VJP is compiled too; and the VJP of jit(vjp_f)
+    vg1 = jf._derived[("vg", 0, False)]
+    assert vg1.stats()["specializations"] >= 1
+    assert vg1._derived["vjp"].stats()["specializations"] >= 1
     vjp1 = jf._derived["vjp"]
     assert vjp1.stats()["specializations"] >= 1
     assert vjp1._derived["vjp"].stats()["specializations"] >= 1
@@ -177,9 +234,12 @@ def test_guards_of_the_derived_programs_respecialize():
     g = ds.grad(jf)
     quiet = lambda s: None  # noqa: E731
     eager = ds.grad(taylor_sin)
+    inside = ds.grad(lambda x: 1.0 * jf(x, log=quiet))  # jf one record of grad's tape
     for x in (1.0, 1.05, 0.1, 0.12, 3.0):
         assert g(x, log=quiet) == eager(x, log=quiet)
+        assert inside(x) == eager(x, log=quiet)
     # 1.0 and 1.05 need the same number of terms, 0.1 and 0.12 another, 3.0 a third
+    assert jf._derived[("vg", 0, False)].stats()["specializations"] == 3
     assert jf.stats()["specializations"] == 3
     assert jf._derived["vjp"].stats()["specializations"] == 3
 
@@ -192,14 +252,19 @@ def test_closures_are_read_at_call_time_by_the_derived_programs():
 
     jf = ds.jit(f)
     x = np.array([0.2, 0.9])
-    close(ds.grad(jf)(x), np.cos(x) * w)
+    inside = ds.grad(lambda x: 1.0 * jf(x))  # jf one record, its VJP jit(vjp_f)
+    for g in (ds.grad(jf), inside):
+        close(g(x), np.cos(x) * w)
     w[1] = -3.0  # in place: seen
-    close(ds.grad(jf)(x), np.cos(x) * np.array([1.0, -3.0]))
+    for g in (ds.grad(jf), inside):
+        close(g(x), np.cos(x) * np.array([1.0, -3.0]))
     close(ds.jvp(jf, (x,), (np.ones(2),))[1], np.sum(np.cos(x) * w))
-    n = jf._derived["vjp"].stats()["traces"]
+    derived = (jf._derived["vjp"], jf._derived[("vg", 0, False)])
+    n = [d.stats()["traces"] for d in derived]
     w = np.array([5.0, 6.0])  # rebound: traced again
-    close(ds.grad(jf)(x), np.cos(x) * w)
-    assert jf._derived["vjp"].stats()["traces"] == n + 1
+    for g in (ds.grad(jf), inside):
+        close(g(x), np.cos(x) * w)
+    assert [d.stats()["traces"] for d in derived] == [k + 1 for k in n]
 
 
 def test_check_catches_a_wrong_derived_program(monkeypatch):
@@ -207,7 +272,7 @@ def test_check_catches_a_wrong_derived_program(monkeypatch):
 
     def wrong(prog, name="f", compile_all=False):
         c = real(prog, name, compile_all)
-        if name.startswith("vjp of"):
+        if name.startswith(("vjp of", "value_and_grad of")):
             d = c.driver
             c.driver = lambda *a: tuple(v + 1e-3 for v in d(*a))
         return c
@@ -217,9 +282,14 @@ def test_check_catches_a_wrong_derived_program(monkeypatch):
     monkeypatch.setattr(dj, "compile_program", wrong)
     jf = ds.jit(f2)
     x = np.array([0.3, 1.1])
-    with pytest.warns(JitWarning, match="vjp of f2 runs eagerly.*compiled code computed"):
+    with pytest.warns(JitWarning, match="value_and_grad of f2 runs eagerly.*compiled code "
+                                        "computed"):
         close(ds.grad(jf)(x), ds.grad(f2)(x))
     close(ds.grad(jf)(x), ds.grad(f2)(x))  # that signature now runs eagerly
+    inside = ds.grad(lambda x: 1.0 * jf(x))  # the record path: its VJP program is wrong too
+    with pytest.warns(JitWarning, match="vjp of f2 runs eagerly.*compiled code computed"):
+        close(inside(x), ds.grad(f2)(x))
+    close(inside(x), ds.grad(f2)(x))
 
 
 # ---------------------------------------------------------------- arguments and outputs
