@@ -134,7 +134,7 @@ UFUNCS_1 = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "
             "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10",
             "log1p", "sqrt", "square", "cbrt", "reciprocal", "absolute", "fabs", "negative",
             "positive", "deg2rad", "rad2deg", "degrees", "radians", "conjugate", "sign",
-            "floor", "ceil", "trunc", "rint"]
+            "floor", "ceil", "trunc", "rint", "isnan", "logical_not"]
 UFUNCS_2 = ["add", "subtract", "multiply", "true_divide", "power", "maximum", "minimum",
             "fmax", "fmin", "hypot", "arctan2", "logaddexp", "logaddexp2", "remainder",
             "fmod", "floor_divide", "float_power", "copysign", "nextafter", "greater",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import defjvp, defvjp, getval, primitive
+from .._core import Dual, Tracer, defjvp, defvjp, getval, primitive
 
 #: kind -> (source of "x wins", source of "tie") as scalar expressions of x and y
 _WINS = {
@@ -96,7 +96,7 @@ def _plain(ufunc):
 
 
 PLAIN = {u: _plain(u) for u in (np.sign, np.floor_divide, np.trunc, np.less, np.greater,
-                                np.maximum, np.logical_or, np.equal)}
+                                np.maximum, np.logical_or, np.equal, np.isnan)}
 
 
 def _clip_masks(a, lo, hi):
@@ -147,6 +147,10 @@ def _rules():
     for k in range(3):
         out += [(W._clip_p.vjps, k, clip_rule(k, False)), (W._clip_p.jvps, k, clip_rule(k, True))]
     out += _extremum_rules(W)
+    from ..numpy import _util
+    out.append((vars(_util), "isnan_mask", PLAIN[np.isnan]))  # the nan-functions' mask
+    out.append((vars(W), "_condition", _jit_condition))
+    out.append((vars(_util), "value_mask", _jit_value_mask))
     for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
                        ("fmin", W.fmin)):
         for side in (0, 1):
@@ -161,6 +165,33 @@ def _rules():
             out.append((prim.vjps, side, vjp))
             out.append((prim.jvps, side, jvp))
     return out
+
+
+def plain_of(ufunc):
+    """The zero-derivative primitive of ``ufunc`` (made once)."""
+    p = PLAIN.get(ufunc)
+    if p is None:
+        p = PLAIN[ufunc] = _plain(ufunc)
+    return p
+
+
+def _jit_value_mask(ufunc, *args):
+    """``diffsci.numpy._util.value_mask`` while jit traces: the mask recorded."""
+    return plain_of(ufunc)(*args)
+
+
+def _jit_condition(c):
+    """``where``'s condition with the levels of eager transforms taken off, but kept where
+    it is a value of a running jit trace (a mask from :data:`PLAIN` primitives): ``where``
+    is then a record with the mask as an input (not differentiated), and a cotangent built
+    from it alone (``where(mask, 0, g)`` of a constant seed) is not folded into a constant."""
+    from ._trace import _active
+
+    while type(c) is Tracer or type(c) is Dual:
+        if any(c._tape is tr.tape for tr in _active):
+            return c
+        c = c._value
+    return c
 
 
 def _extremum_rules(W):

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._core import getval, is_tracer, nondifferentiable, primitive
 from . import _composite as C
+from . import _util
 from . import _wrap as W
 from ._composite import _along, _axis, _cast, _numpy_on_plain, _traced
 from ._tracer_methods import register_numpy_function
@@ -398,8 +399,9 @@ def _real_only(x, name):
 @_numpy_on_plain(np.copysign, arrays=(0, 1))
 def copysign(x1, x2, /):
     """|x1| with the sign of ``x2``; differentiable in ``x1`` (``x2`` only sets a sign)."""
-    s = np.copysign(1.0, getval(x2)) * np.sign(getval(x1))
-    return W.multiply(x1, np.where(s == 0, np.copysign(1.0, getval(x2)), s))
+    sign2 = _util.value_mask(np.copysign, 1.0, x2)
+    s = sign2 * _util.value_mask(np.sign, x1)
+    return W.multiply(x1, W.where(_util.value_mask(np.equal, s, 0), sign2, s))
 
 
 @_numpy_on_plain(np.ldexp, arrays=(0,))
@@ -478,24 +480,23 @@ def _all_nan_warning(name):
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
             where=np._NoValue):
     kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not np._NoValue}
-    return W.prod(W.where(np.isnan(getval(a)), 1, a), axis, dtype, keepdims=_keep(keepdims),
+    return W.prod(W.where(_util.isnan_mask(a), 1, a), axis, dtype, keepdims=_keep(keepdims),
                   **kw)
 
 
 @_numpy_on_plain(np.nancumsum, arrays=(0,))
 def nancumsum(a, axis=None, dtype=None, out=None):
-    return W.cumsum(W.where(np.isnan(getval(a)), 0, a), axis, dtype)
+    return W.cumsum(W.where(_util.isnan_mask(a), 0, a), axis, dtype)
 
 
 @_numpy_on_plain(np.nancumprod, arrays=(0,))
 def nancumprod(a, axis=None, dtype=None, out=None):
-    return W.cumprod(W.where(np.isnan(getval(a)), 1, a), axis, dtype)
+    return W.cumprod(W.where(_util.isnan_mask(a), 1, a), axis, dtype)
 
 
 def _nanextreme(prim, fill, name, a, axis, keepdims, initial, where):
     kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not np._NoValue}
-    v = getval(a)
-    nan = np.isnan(v)
+    nan = _util.isnan_mask(a)
     out = prim(W.where(nan, fill, a), axis, keepdims=_keep(keepdims), **kw)
     allnan = np.all(nan, axis=axis, keepdims=_keep(keepdims))
     if np.any(allnan):
@@ -526,7 +527,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
         ddof = correction
     keep = _keep(keepdims)
     v = getval(a)
-    ok = ~np.isnan(v)
+    ok = _util.value_mask(np.logical_not, _util.isnan_mask(a))
     rdt = np.finfo(np.result_type(v, 1.0)).dtype
     cnt = np.sum(ok, axis, keepdims=True, dtype=rdt)
     x = W.where(ok, a, 0)
@@ -542,7 +543,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
 
 def _safe_sqrt(x):
     """sqrt with derivative 0 (not inf) where x == 0, as ``std``'s convention."""
-    zero = getval(x) == 0
+    zero = _util.value_mask(np.equal, x, 0)
     return W.where(zero, 0.0, W.sqrt(W.where(zero, 1.0, x)))
 
 

@@ -9,6 +9,23 @@ from .._core import getval
 __all__ = ["unbroadcast", "cj", "shape_of", "zeros_like_value", "is_complex"]
 
 
+def isnan_mask(a):
+    """``np.isnan`` of ``a``'s value as a plain boolean array: the NaN mask of the nan-
+    functions.  While :func:`diffsci.jit` traces, ``diffsci/_jit/_masks.py`` substitutes a
+    version recorded from the traced value (else the mask of the first call would be a
+    constant of the compiled program).  Call it as ``_util.isnan_mask`` (looked up per call)."""
+    return np.isnan(getval(a))
+
+
+def value_mask(ufunc, *args):
+    """``ufunc`` (a comparison, ``np.isfinite``, ...) of the arguments' values: a plain
+    boolean array that selects a branch of a formula (``np.where(mask, f(x), g(x))``) and is
+    not differentiated.  While :func:`diffsci.jit` traces, a version recorded from the
+    traced values is substituted (``diffsci/_jit/_masks.py``), so the compiled program
+    recomputes it on every call.  Call it as ``_util.value_mask`` (looked up per call)."""
+    return ufunc(*[getval(a) for a in args])
+
+
 def shape_of(x):
     """Shape of a plain or traced value (Python scalars have shape ())."""
     return getattr(x, "shape", ())

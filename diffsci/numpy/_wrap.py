@@ -111,7 +111,15 @@ def where(condition, x=None, y=None, /):
     """``numpy.where``; ``x`` and ``y`` are differentiable, ``condition`` is not."""
     if x is None and y is None:
         return np.nonzero(getval(condition))
-    return _where_p(getval(condition), x, y)
+    return _where_p(_condition(condition), x, y)
+
+
+def _condition(c):
+    """``where``'s condition as a plain value: it is not differentiated.  While
+    :func:`diffsci.jit` traces, ``diffsci/_jit/_masks.py`` substitutes a version that keeps a
+    condition recorded by the jit trace (a mask computed from traced values), so that the
+    compiled program recomputes it instead of keeping the first call's as a constant."""
+    return getval(c)
 
 
 # ---------------------------------------------------------------- reductions

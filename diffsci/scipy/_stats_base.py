@@ -28,6 +28,7 @@ import numpy as np
 
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
 from .._forward import jvp
+from ..numpy import _util
 from ..numpy._util import unbroadcast
 
 _NO = object()
@@ -35,6 +36,13 @@ _NO = object()
 
 def _plain(v):
     return np.asarray(getval(v))
+
+
+def _checked(v):
+    """A parameter as its validity checks read it: comparisons of a traced value give plain
+    booleans in eager mode, and under :func:`diffsci.jit` guards (a later call with an
+    invalid value re-traces, and raises), never a check done once at trace time."""
+    return v if is_tracer(v) else np.asarray(v)
 
 
 class _Dist:
@@ -75,14 +83,14 @@ class _Dist:
         shapes = tuple(vals[n] for n in self.shapes)
         for n, v in zip(self.shapes, shapes):
             check, what = self.rules[n]
-            pv = _plain(v)
+            pv = _checked(v)
             if np.any(np.isnan(pv)) or not np.all(check(pv)):
                 raise ValueError(f"diffsci.scipy.stats.{self.name}.{method}: {n} must be "
                                  f"{what}, got {getval(v)!r}")
         loc = vals.get("loc", 0.0)
         scale = vals.get("scale", 1.0)
         if "scale" in self.params:
-            ps = _plain(scale)
+            ps = _checked(scale)
             if np.any(np.isnan(ps)) or np.any(ps <= 0):
                 raise ValueError(f"diffsci.scipy.stats.{self.name}.{method}: scale must be "
                                  f"positive, got {getval(scale)!r}")
@@ -206,8 +214,8 @@ class Continuous(_Dist):
 
     def _inside(self, z, s):
         lo, hi = self._support(*s)
-        zv = _plain(z)
-        return (zv >= _plain(lo)) & (zv <= _plain(hi)), lo, hi
+        m = _util.value_mask  # recomputed by diffsci.jit's compiled code on every call
+        return m(np.logical_and, m(np.greater_equal, z, lo), m(np.less_equal, z, hi)), lo, hi
 
     def _on_support(self, method, f, outside_lo, outside_hi, x, args, kwds):
         s, loc, scale = self._parse(method, args, kwds)
@@ -217,7 +225,7 @@ class Continuous(_Dist):
             return f(z, s, scale)
         zs = _safe_where(inside, z, self._inner_point(s))
         out = f(zs, s, scale)
-        below = _plain(z) < _plain(lo)
+        below = _util.value_mask(np.less, z, lo)
         out = np.where(inside, out, np.where(below, outside_lo, outside_hi))
         return out
 
@@ -260,8 +268,8 @@ class Continuous(_Dist):
 
     def _quantile(self, method, f, q, args, kwds):
         s, loc, scale = self._parse(method, args, kwds)
-        qv = _plain(q)
-        ok = (qv > 0) & (qv < 1)
+        m = _util.value_mask  # recomputed by diffsci.jit's compiled code on every call
+        ok = m(np.logical_and, m(np.greater, q, 0), m(np.less, q, 1))
         lo, hi = self._support(*s)
         qs = _safe_where(ok, q, 0.5)
         out = loc + scale * f(qs, *s)
@@ -270,7 +278,8 @@ class Continuous(_Dist):
         edge_lo, edge_hi = (lo, hi) if method == "ppf" else (hi, lo)
         at0 = loc + scale * np.asarray(edge_lo, float)
         at1 = loc + scale * np.asarray(edge_hi, float)
-        return np.where(ok, out, np.where(qv == 0, at0, np.where(qv == 1, at1, np.nan)))
+        return np.where(ok, out, np.where(m(np.equal, q, 0), at0,
+                                          np.where(m(np.equal, q, 1), at1, np.nan)))
 
     def ppf(self, q, *args, **kwds):
         """Quantile function, the inverse of :meth:`cdf` (NaN outside [0, 1])."""

@@ -23,6 +23,7 @@ import scipy.special as sc
 import scipy.stats as st
 
 from .._core import getval
+from ..numpy import _util
 from . import special as S
 from ._stats_base import Continuous, implicit_ppf
 
@@ -40,7 +41,7 @@ _POS = (_pos, "positive")
 
 def _log1mexp(u):
     """``log(1 - exp(-u))`` for ``u > 0``, accurate for small and large u (both branches safe)."""
-    big = getval(u) > _LOG2
+    big = _util.value_mask(np.greater, u, _LOG2)
     ub = np.where(big, u, 1.0)
     us = np.where(big, 1.0, u)
     return np.where(big, np.log1p(-np.exp(-ub)), np.log(-np.expm1(-us)))
@@ -51,7 +52,7 @@ def _at_zero(z, f, slope):
 
     Used where a formula in ``z**2`` has a removable 0 * inf in its derivative at z = 0.
     """
-    zero = np.asarray(getval(z)) == 0
+    zero = _util.value_mask(np.equal, z, 0)
     if not np.any(zero):
         return f(z)
     zs = np.where(zero, 1.0, z)
@@ -300,7 +301,7 @@ class truncnorm_gen(Continuous):
     def _log_part(num, other, total):
         """log(num/total), from the complement ``log1p(-other/total)`` where it is near 0."""
         raw = num - total
-        near1 = getval(raw) > -_LOG2
+        near1 = _util.value_mask(np.greater, raw, -_LOG2)
         comp = np.where(near1, other - total, -1.0)
         return np.where(near1, np.log1p(-np.exp(comp)), raw)
 
@@ -470,7 +471,7 @@ class wrapcauchy_gen(Continuous):
     def _cdf(self, z, c):
         # (1/pi) atan(cr tan(z/2)) on [0, pi), mirrored on [pi, 2 pi], cr = (1 + c)/(1 - c)
         cr = (1 + c) / (1 - c)
-        low = getval(z) < math.pi
+        low = _util.value_mask(np.less, z, math.pi)
         zl = np.where(low, z, math.pi / 2)
         zh = np.where(low, 3 * math.pi / 2, z)
         return np.where(low, np.arctan(cr * np.tan(zl / 2)) / math.pi,
@@ -478,7 +479,7 @@ class wrapcauchy_gen(Continuous):
 
     def _ppf(self, q, c):
         val = (1 - c) / (1 + c)
-        low = getval(q) < 0.5
+        low = _util.value_mask(np.less, q, 0.5)
         ql = np.where(low, q, 0.25)
         qh = np.where(low, 0.75, q)
         return np.where(low, 2 * np.arctan(val * np.tan(math.pi * ql)),

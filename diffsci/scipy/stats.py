@@ -79,10 +79,11 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _z(x, loc, scale, method):
-    s = getval(scale)
-    if np.any(np.asarray(s) <= 0) or np.any(np.isnan(s)):
+    # on the traced value: a guard under diffsci.jit (checked at every call, not once)
+    s = scale if is_tracer(scale) else np.asarray(scale)
+    if np.any(s <= 0) or np.any(np.isnan(s)):
         raise ValueError(
-            f"diffsci.scipy.stats.norm.{method}: scale must be positive, got {s!r}"
+            f"diffsci.scipy.stats.norm.{method}: scale must be positive, got {getval(s)!r}"
         )
     return (x - loc) / scale
 

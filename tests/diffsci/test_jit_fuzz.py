@@ -25,6 +25,7 @@ tests/diffsci/test_jit.py does; ``test_jit_fuzz_compiled_sample`` compiles a few
 from __future__ import annotations
 
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -251,3 +252,93 @@ def test_every_spec_not_probed_is_right_at_a_second_input_unchecked(block, pytho
             jvg(*first)
             _leaves_close(jvg(*second), vg(*second),
                           "jit(value_and_grad(f)) at a second input, " + what)
+
+
+# ---------------------------------------------------------------- masks from values
+_NAN_A = np.array([[1.0, 2.5, 3.0], [0.5, -1.0, 2.0]])
+_NAN_B = np.array([[np.nan, 2.0, 3.0], [0.5, np.nan, 2.0]])
+_NAN_C = np.array([[1.0, np.nan, np.nan], [np.nan, -1.0, 4.0]])
+_MASKED = {
+    "nansum": lambda x: np.nansum(x * x, axis=1),
+    "nanmean": lambda x: np.nanmean(x, axis=0),
+    "nanprod": lambda x: np.nanprod(x),
+    "nancumsum": lambda x: np.nancumsum(x, axis=1),
+    "nancumprod": lambda x: np.nancumprod(x),
+    "nanmax": lambda x: np.nanmax(x, axis=1),
+    "nanmin": lambda x: np.nanmin(x),
+    "nanvar": lambda x: np.nanvar(x, axis=1),
+    "nanstd": lambda x: np.nanstd(x),
+    "clip": lambda x: np.clip(x, 0.7, 2.2),
+    "copysign": lambda x: np.copysign(x, x - 1.5),
+    "std at zero spread": lambda x: np.std(x * np.array([1.0, 1.0, 0.0])),
+    "wrapcauchy cdf": lambda x: ds.scipy.stats.wrapcauchy.cdf(np.abs(x) * 2.0, 0.5),
+    "wrapcauchy logsf": lambda x: ds.scipy.stats.wrapcauchy.logsf(np.abs(x) * 2.0, 0.5),
+    "wrapcauchy ppf": lambda x: ds.scipy.stats.wrapcauchy.ppf(np.abs(x) / 5.0, 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MASKED))
+def test_value_masks_follow_the_input_unchecked(name, python_backend):
+    """A mask a function computes from values (NaNs, a bound hit, a sign, the branch of a
+    piecewise formula) is recomputed by the compiled program on every call: traced at an
+    input with one pattern, called with ``check=False`` (no probe) at inputs with others,
+    values, gradients and tangents equal eager mode's."""
+    fun = _MASKED[name]
+    w = np.linspace(0.5, 1.5, np.size(fun(_NAN_A)))
+
+    def loss(x):
+        return np.nansum(np.reshape(fun(x), (-1,)) * w)
+
+    vg = ds.value_and_grad(loss)
+    jvg = ds.jit(vg, check=False)
+    jf = ds.jit(fun, check=False)
+    t = np.ones_like(_NAN_A)
+    jt = ds.jit(lambda x: ds.jvp(loss, (x,), (t,)), check=False)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for x in (_NAN_A, _NAN_B, _NAN_C, _NAN_A * -2.0, _NAN_A):
+            if name.startswith(("wrapcauchy", "std", "clip", "copysign")):
+                x = np.nan_to_num(x, nan=1.75)
+            _leaves_close(jf(x), fun(x), f"{name}: jit(f)")
+            _leaves_close(jvg(x), vg(x), f"{name}: jit(value_and_grad(f))")
+            _leaves_close(jt(x), ds.jvp(loss, (x,), (t,)), f"{name}: jit(jvp(f))")
+
+
+def test_every_distribution_method_at_a_second_input(python_backend):
+    """jit(value_and_grad) of every method of every continuous distribution, traced at one
+    sample and called at another (check=True, the default): equal to eager mode (this found
+    wrapcauchy's logcdf/logsf keeping the branch of the first input)."""
+    from . import test_stats_dists as T
+
+    for spec, method in T.CASES:
+        rng = np.random.default_rng(zlib.crc32(f"{spec.name}{method}".encode()))
+        first = T._cont_args(spec, rng, method, n=8)
+        second = T._cont_args(spec, rng, method, n=8)
+        f = getattr(getattr(ds.scipy.stats, spec.name), method)
+        wts = np.linspace(0.5, 1.5, 8)
+        vg = ds.value_and_grad(lambda *a, f=f: np.sum(f(*a) * wts),
+                               argnums=tuple(range(len(first))))
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            jvg = ds.jit(vg)
+            jvg(*first)
+            _leaves_close(jvg(*second), vg(*second), f"{spec.name}.{method} at a second input")
+
+
+def test_distribution_checks_and_support_hold_at_every_call(python_backend):
+    """Under jit a parameter check is a guard (a later invalid value re-traces and raises,
+    as eager mode) and the support mask is recomputed (outside it: SciPy's edge values)."""
+    jf = ds.jit(lambda x, s: ds.scipy.stats.norm.logpdf(x, 0.0, s), check=False)
+    x = np.array([0.3, -1.2])
+    close = np.testing.assert_allclose
+    close(jf(x, np.array([1.0, 2.0])), ds.scipy.stats.norm.logpdf(x, 0.0, [1.0, 2.0]))
+    with pytest.raises(ValueError, match="scale must be positive"):
+        jf(x, np.array([1.0, -2.0]))
+    jg = ds.jit(ds.grad(lambda x: np.sum(ds.scipy.stats.expon.cdf(x) * np.array([1.0, 2.0]))),
+                check=False)
+    for x in (np.array([0.5, 1.0]), np.array([-0.5, 1.0]), np.array([0.5, -1.0])):
+        close(jg(x), ds.grad(lambda x: np.sum(ds.scipy.stats.expon.cdf(x) *
+                                              np.array([1.0, 2.0])))(x))
+    jq = ds.jit(lambda q: ds.scipy.stats.norm.ppf(q), check=False)
+    for q in (np.array([0.2, 0.7]), np.array([0.0, 1.0]), np.array([1.5, 0.3])):
+        close(jq(q), ds.scipy.stats.norm.ppf(q))
