@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diffsci.extend import getval
+from diffsci.extend import getval, observed
 
 __all__ = ["as_enum", "as_real", "check_bool", "check_broadcast", "check_real", "plain", "prepare"]
 
@@ -49,23 +49,30 @@ def check_real(who, name, x, *, low=None, strict=True, high=None):
                         f"array")
     if v.dtype.kind not in "fiu":
         raise TypeError(f"{who}: {name} must be real numbers, got dtype {v.dtype}")
-    v = v.astype(np.float64, copy=False)
+    # the values' checks: under diffsci.jit a guard, re-checked at every call
+    wrong = observed(lambda v: _out_of_bounds(v, low, strict, high), x)
+    if wrong is not None:
+        raise ValueError(f"{who}: {name} {wrong}")
+    return x
+
+
+def _out_of_bounds(v, low, strict, high):
+    """What is wrong with the plain values ``v`` (None when nothing)."""
+    v = np.asarray(v, dtype=np.float64)
     bad = ~np.isfinite(v)
     if bad.any():
-        raise ValueError(f"{who}: {name} must be finite, got {float(v[bad].flat[0])!r} at index "
-                         f"{_first(bad)}")
+        return f"must be finite, got {float(v[bad].flat[0])!r} at index {_first(bad)}"
     if low is not None:
         bad = v <= low if strict else v < low
         if bad.any():
             op = ">" if strict else ">="
-            raise ValueError(f"{who}: {name} must be {op} {low:g}, got "
-                             f"{float(v[bad].flat[0])!r} at index {_first(bad)}")
+            return (f"must be {op} {low:g}, got {float(v[bad].flat[0])!r} at index "
+                    f"{_first(bad)}")
     if high is not None:
         bad = v > high
         if bad.any():
-            raise ValueError(f"{who}: {name} must be <= {high:g}, got {float(v[bad].flat[0])!r} at "
-                             f"index {_first(bad)}")
-    return x
+            return f"must be <= {high:g}, got {float(v[bad].flat[0])!r} at index {_first(bad)}"
+    return None
 
 
 def check_broadcast(who, **arrays):

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from diffsci.devices import check_device
+from diffsci.extend import observed
 from diffsci.random import check_seed
 from diffsci.typing import Array, ArrayLike
 
@@ -70,7 +71,9 @@ def _check_theta(circuit: Circuit, theta, what: str):
     if kind not in "fiu":
         raise TypeError(f"{what}: theta must be real numbers; got dtype {value.dtype} "
                         f"(kind {kind!r}).")
-    if kind == "f" and not np.isfinite(value).all():
+    # observed: under diffsci.jit a guard, checked at every call (not once, at trace time)
+    if kind == "f" and not observed(lambda v: bool(np.isfinite(v).all()),
+                                    theta if _is_traced(theta) else value):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(value))[0])
         raise ValueError(f"{what}: theta must be finite; got {float(value[bad])!r} at index "
                          f"{bad}.")

@@ -32,13 +32,13 @@ def _scalar(x, name, who):
     if v.shape != () or v.dtype.kind not in "fiu":
         what = "bool" if v.dtype.kind == "b" else f"dtype {v.dtype}"
         raise ValueError(f"{who}: {name} must be a real scalar, got shape {v.shape} ({what})")
-    if not np.isfinite(v):
+    if not ds.extend.observed(np.isfinite, x):  # under diffsci.jit: checked at every call
         raise ValueError(f"{who}: {name} must be finite, got {float(v)}")
     return float(v)
 
 
 def _vector(x, n, name, who):
-    v = np.asarray(_validate.real_array(getval(x), name, who), dtype=np.float64)
+    v = np.asarray(getval(_validate.real_array(x, name, who)), dtype=np.float64)
     if v.shape != (n,):
         raise ValueError(f"{who}: {name} must have shape ({n},) (one per path), got {v.shape}")
     return v

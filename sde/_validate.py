@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 import diffsci as ds
-from diffsci.extend import getval, is_tracer
+from diffsci.extend import getval, is_tracer, observed
 
 __all__ = ["count", "flag", "not_traced", "parameters", "positive_number", "real_array"]
 
@@ -42,6 +42,10 @@ def not_traced(x, name: str, who: str, why: str) -> None:
                         f"pass a plain value (diffsci.stop_gradient if on purpose)")
 
 
+def _all_finite(v) -> bool:
+    return bool(np.all(np.isfinite(v)))
+
+
 def real_array(x, name: str, who: str, finite: bool = True):
     """``x`` as a real array (a traced array passes through, checked by its value): lists and
     tuples accepted; int dtypes become float64; bool, complex, object dtypes refused; finite."""
@@ -55,7 +59,8 @@ def real_array(x, name: str, who: str, finite: bool = True):
         what = "bool" if arr.dtype.kind == "b" else f"dtype {arr.dtype}"
         raise TypeError(f"{who}: {name} must be a real (int or float) array, got {what} "
                         f"(shape {arr.shape})")
-    if finite and not np.all(np.isfinite(arr)):
+    # observed: under diffsci.jit a guard, checked at every call (not once, at trace time)
+    if finite and not observed(_all_finite, x if is_tracer(x) else arr):
         bad = np.argwhere(~np.isfinite(arr))
         first = tuple(int(i) for i in bad[0]) if arr.ndim else ()
         raise ValueError(f"{who}: {name} has non-finite entries (NaN or inf): {len(bad)} of "
@@ -98,6 +103,6 @@ def parameters(params, who: str) -> None:
                             f"(use 1.0 / 0.0, or let drift/diffusion close over a flag)")
         if isinstance(v, (numbers.Number, np.ndarray, np.generic)):
             arr = np.asarray(v)
-            if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+            if arr.dtype.kind in "fc" and not observed(_all_finite, leaf):
                 raise ValueError(f"{who}: params leaf {i} (shape {arr.shape}) has non-finite "
                                  f"entries (NaN or inf)")

@@ -151,6 +151,7 @@ def _rules():
     out.append((vars(_util), "isnan_mask", PLAIN[np.isnan]))  # the nan-functions' mask
     out.append((vars(W), "_condition", _jit_condition))
     out.append((vars(_util), "value_mask", _jit_value_mask))
+    out.append((vars(_util), "observed", _jit_observed))
     for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
                        ("fmin", W.fmin)):
         for side in (0, 1):
@@ -178,6 +179,16 @@ def plain_of(ufunc):
 def _jit_value_mask(ufunc, *args):
     """``diffsci.numpy._util.value_mask`` while jit traces: the mask recorded."""
     return plain_of(ufunc)(*args)
+
+
+def _jit_observed(fn, *args):
+    """``diffsci.numpy._util.observed`` while jit traces: a guard on ``fn``'s outcome."""
+    from ._trace import _active
+
+    res = fn(*[getval(a) for a in args])
+    for tr in _active:
+        tr.observe(fn, args, None, res, depth=3)
+    return res
 
 
 def _jit_condition(c):

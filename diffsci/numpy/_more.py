@@ -1039,14 +1039,16 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if n == 1:
         val = W.broadcast_to(f0, np.shape(xv))
     else:
-        j = np.clip(np.searchsorted(xpv, xv, side="right") - 1, 0, n - 2)
+        # the intervals: a guard under diffsci.jit (a later x in others re-traces)
+        j = _util.observed(lambda p, v: np.clip(np.searchsorted(p, v, side="right") - 1, 0,
+                                                n - 2), xp, x)
         xj, xj1 = W.getitem(xp, j), W.getitem(xp, j + 1)
         fj, fj1 = W.getitem(fp, j), W.getitem(fp, j + 1)
         slope = W.true_divide(W.subtract(fj1, fj), W.subtract(xj1, xj))
         val = W.add(W.multiply(slope, W.subtract(x, xj)), fj)
-        val = W.where(xv == xpv[-1], f1, val)
-    val = W.where(xv < xpv[0], left, val)
-    return W.where(xv > xpv[-1], right, val)
+        val = W.where(_util.value_mask(np.equal, x, W.getitem(xp, -1)), f1, val)
+    val = W.where(_util.value_mask(np.less, x, W.getitem(xp, 0)), left, val)
+    return W.where(_util.value_mask(np.greater, x, W.getitem(xp, -1)), right, val)
 
 
 # ---------------------------------------------------------------- convolution

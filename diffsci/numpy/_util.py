@@ -26,6 +26,16 @@ def value_mask(ufunc, *args):
     return ufunc(*[getval(a) for a in args])
 
 
+def observed(fn, *args):
+    """``fn`` of the arguments' plain values: a decision about values that is not part of the
+    computation (a validity check returning ``None`` or what is wrong).  While
+    :func:`diffsci.jit` traces, a version that records it as a guard is substituted
+    (``diffsci/_jit/_masks.py``): the compiled program calls ``fn`` again on every call, and a
+    different outcome (an invalid value) re-traces, so the check raises as in eager mode
+    instead of having run once at trace time.  Call it as ``_util.observed``."""
+    return fn(*[getval(a) for a in args])
+
+
 def shape_of(x):
     """Shape of a plain or traced value (Python scalars have shape ())."""
     return getattr(x, "shape", ())

@@ -79,6 +79,7 @@ from .._api import pullback, stop_gradient
 from .._core import Dual, Tracer, getval
 from .._custom import custom_vjp
 from .._tree import tree_flatten
+from ..numpy import _util
 from ..typing import ArrayLike
 from . import integrate as _odeint_mod
 from .integrate import DOPRI5, ButcherTableau
@@ -197,12 +198,14 @@ class OdeSolution:
         tv = np.asarray(getval(t), dtype=np.float64)
         if tv.ndim > 1:
             raise ValueError(f"OdeSolution: t must be a scalar or 1-D, got shape {tv.shape}")
+        # the step each time falls in: a guard under diffsci.jit (a later t in another step
+        # re-traces instead of reusing this one's polynomial)
+        ks = _util.observed(lambda v: np.array([self._index(float(x)) for x in np.ravel(v)]), t)
         if tv.ndim == 0:
-            return self._at(t, float(tv))
-        return np.stack([self._at(t[j], float(tv[j])) for j in range(tv.size)], axis=1)
+            return self._at(t, int(ks[0]))
+        return np.stack([self._at(t[j], int(ks[j])) for j in range(tv.size)], axis=1)
 
-    def _at(self, t, tv):
-        k = self._index(tv)
+    def _at(self, t, k):
         h = self.ts[k + 1] - self.ts[k]
         return self._pieces[k]((t - self.ts[k]) / h)
 

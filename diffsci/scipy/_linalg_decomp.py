@@ -212,8 +212,8 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
 
     Example:
         >>> t, z = rsf2csf(np.array([[0.0, 2.0], [-0.5, 0.0]]), np.eye(2))
-        >>> np.round(np.diagonal(t), 12).tolist()
-        [1j, -1j]
+        >>> bool(np.allclose(np.diagonal(t), [1j, -1j], atol=1e-12))  # the sign of 0 varies
+        True
     """
     if not _traced(T, Z):
         return sl.rsf2csf(T, Z, check_finite=check_finite)

@@ -44,12 +44,18 @@ import numpy as np
 import scipy.interpolate as _si
 
 from .._core import getval
+from ..numpy import _util
 from ..numpy import _wrap as W
 from ..numpy._composite import _traced
 from ..numpy._more import _arr
 
 __all__ = ["CubicSpline", "RegularGridInterpolator", "interp1d", "interpn",
            "make_interp_spline"]
+
+
+def _observed(fn, *args):
+    """``fn`` of the plain values (an interval index, a mask): a guard under diffsci.jit."""
+    return _util.observed(fn, *args)
 
 
 def _shape(x):
@@ -103,7 +109,10 @@ class _PiecewisePoly:
             xq = W.add(W.remainder(W.subtract(xq, x[0]), x[-1] - x[0]), x[0])
             xv = np.asarray(getval(xq))
         m = len(x) - 1
-        i = np.clip(np.searchsorted(x, xv, side="right") - 1, 0, m - 1)
+        # the intervals (and below, the out-of-range mask) are discrete facts of the query
+        # values: guards under diffsci.jit (_observed), so a later call with queries in other
+        # intervals re-traces instead of reusing these
+        i = _observed(lambda v: np.clip(np.searchsorted(x, v, side="right") - 1, 0, m - 1), xq)
         cs = W.getitem(self.c, (slice(None), i))  # (K+1, *xq.shape, *trailing)
         trailing = _shape(self.c)[2:]
         s = W.subtract(xq, x[i])
@@ -121,7 +130,7 @@ class _PiecewisePoly:
         if isinstance(res, float):  # nu > K: the zero polynomial
             res = W.multiply(W.getitem(cs, 0), 0.0)
         if extrapolate is False:
-            out = (xv < x[0]) | (xv > x[-1])
+            out = _observed(lambda v: (v < x[0]) | (v > x[-1]), xq)
             if np.any(out):
                 res = W.where(np.reshape(out, out.shape + (1,) * len(trailing)), np.nan, res)
         # SciPy puts the query axes where the data axis was.
@@ -288,7 +297,8 @@ class interp1d:  # noqa: N801 - SciPy's name
         xq = _arr(xq)
         xv = np.asarray(getval(xq), dtype=float)
         ref = self._ref
-        lo, hi = xv < self.x[0], xv > self.x[-1]
+        x0, x1 = self.x[0], self.x[-1]
+        lo, hi = _observed(lambda v: v < x0, xq), _observed(lambda v: v > x1, xq)
         if ref.bounds_error and (np.any(lo) or np.any(hi)):
             ref(xv)  # SciPy's error message
         if self._spline is not None:
@@ -299,11 +309,11 @@ class interp1d:  # noqa: N801 - SciPy's name
                 mids = self.x / 2.0
                 mids = mids[1:] + mids[:-1]  # SciPy's rounding of the midpoints
                 side = "left" if self.kind == "nearest" else "right"
-                idx = np.searchsorted(mids, xv, side=side)
+                idx = _observed(lambda v: np.searchsorted(mids, v, side=side), xq)
             elif self.kind == "previous":
-                idx = np.searchsorted(self.x, xv, side="right") - 1
+                idx = _observed(lambda v: np.searchsorted(self.x, v, side="right") - 1, xq)
             else:
-                idx = np.searchsorted(self.x, xv, side="left")
+                idx = _observed(lambda v: np.searchsorted(self.x, v, side="left"), xq)
             res = W.getitem(self.y, np.clip(idx, 0, n - 1))
         trailing = _shape(self.y)[1:]
         if not ref._extrapolate:
@@ -318,7 +328,10 @@ class interp1d:  # noqa: N801 - SciPy's name
                 if fill is None:
                     continue
                 if np.any(mask):
-                    fill = np.broadcast_to(fill, mask.shape + trailing) if np.ndim(fill) else fill
+                    if np.ndim(fill):  # SciPy keeps fills as (1,) + trailing
+                        fill = np.broadcast_to(np.reshape(fill, np.shape(fill)[-len(trailing):]
+                                                          if trailing else ()),
+                                               mask.shape + trailing)
                     res = W.where(np.reshape(mask, mask.shape + (1,) * len(trailing)), fill, res)
         if self.axis != 0:
             q = xv.ndim
@@ -362,19 +375,20 @@ class RegularGridInterpolator:
             self._ref(xv)  # SciPy's error message
         if self.bounds_error:
             self._ref(xv, method=method)  # raises if out of bounds
-        shape = xv.shape[:-1]
+        shape = xv.shape[:-1] if xv.ndim > 1 else (1,)  # one point: SciPy's shape (1,)
         flat = W.reshape(xi, (-1, nd))
-        fv = getval(flat)
         idx, dist = [], []
         for d, g in enumerate(self.grid):
-            i = np.clip(np.searchsorted(g, fv[:, d], side="left") - 1, 0, len(g) - 2)
+            i = _observed(lambda f, d=d, g=g: np.clip(np.searchsorted(g, f[:, d], side="left") - 1,
+                                                      0, len(g) - 2), flat)
             idx.append(i)
             dist.append(W.true_divide(W.subtract(W.getitem(flat, (slice(None), d)), g[i]),
                                       g[i + 1] - g[i]))
         trailing = _shape(self.values)[nd:]
         vslice = (slice(None),) + (None,) * len(trailing)
         if method == "nearest":
-            corner = tuple(np.where(getval(y) <= 0.5, i, i + 1) for i, y in zip(idx, dist))
+            corner = tuple(_observed(lambda yv, i=i: np.where(yv <= 0.5, i, i + 1), y)
+                           for i, y in zip(idx, dist))
             res = W.getitem(self.values, corner)
         else:
             res = 0.0
@@ -387,8 +401,8 @@ class RegularGridInterpolator:
                 res = W.add(res, W.multiply(W.getitem(self.values, corner),
                                             W.getitem(w, vslice)))
         if not self.bounds_error and self.fill_value is not None:
-            out = np.any([(fv[:, d] < g[0]) | (fv[:, d] > g[-1])
-                          for d, g in enumerate(self.grid)], axis=0)
+            out = _observed(lambda f: np.any([(f[:, d] < g[0]) | (f[:, d] > g[-1])
+                                              for d, g in enumerate(self.grid)], axis=0), flat)
             if np.any(out):
                 res = W.where(np.reshape(out, out.shape + (1,) * len(trailing)),
                               self.fill_value, res)

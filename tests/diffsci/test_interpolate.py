@@ -199,3 +199,32 @@ def test_plain_calls_are_scipys():
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         ds.grad(lambda y: call(y).sum())(np.ones(len(X)))
+
+
+def test_scalar_and_single_point_queries_match_scipy_when_traced():
+    """A scalar query outside the data with a fill (interp1d) and a single 1-D point
+    (RegularGridInterpolator: SciPy returns shape (1,)) give SciPy's values and shapes on
+    the traced path too (the fill crashed inside NumPy's broadcast_to; the shape was ())."""
+    import scipy.interpolate as si
+
+    from diffsci.scipy import interpolate as interp
+
+    x = np.linspace(0.0, 3.0, 7)
+    y = np.sin(x)
+    for kind in ("linear", "cubic", "nearest", "previous", "next"):
+        ours = interp.interp1d(x, y, kind=kind, bounds_error=False, fill_value=(-1.0, 2.0))
+        ref = si.interp1d(x, y, kind=kind, bounds_error=False, fill_value=(-1.0, 2.0))
+        for q in (3.4, -0.5, 1.3):
+            v, g = ds.value_and_grad(lambda q: ours(q) * 1.0)(q)
+            np.testing.assert_allclose(v, ref(q), rtol=1e-12)
+            assert np.shape(v) == np.shape(ref(q))
+            if not 0.0 <= q <= 3.0:
+                assert g == 0.0
+    grid = (x, np.linspace(-1.0, 1.0, 5))
+    vals = np.cos(x)[:, None] * np.linspace(0.5, 1.5, 5)[None, :]
+    ref = si.RegularGridInterpolator(grid, vals)
+    ours = interp.RegularGridInterpolator(grid, ds.numpy.asarray(vals))
+    p = np.array([0.2, 0.1])
+    out, back = ds.pullback(lambda p: ours(p), p)
+    np.testing.assert_allclose(out, ref(p), rtol=1e-12)
+    assert np.shape(out) == ref(p).shape == (1,)

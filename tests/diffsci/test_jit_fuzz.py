@@ -342,3 +342,60 @@ def test_distribution_checks_and_support_hold_at_every_call(python_backend):
     jq = ds.jit(lambda q: ds.scipy.stats.norm.ppf(q), check=False)
     for q in (np.array([0.2, 0.7]), np.array([0.0, 1.0]), np.array([1.5, 0.3])):
         close(jq(q), ds.scipy.stats.norm.ppf(q))
+
+
+# ---------------------------------------------------------------- interval lookups
+def _lookups():
+    from diffsci.scipy import interpolate as interp
+
+    x = np.linspace(0.0, 3.0, 7)
+    y = np.sin(x) + 0.1 * x
+    grid = (x, np.linspace(-1.0, 1.0, 5))
+    vals = np.cos(x)[:, None] * np.linspace(0.5, 1.5, 5)[None, :]
+
+    def rgi(method, fill=None):
+        r = interp.RegularGridInterpolator(grid, vals, method=method, bounds_error=False,
+                                           fill_value=fill)
+        return lambda q: r(np.stack([q, np.tanh(q) - 0.3], axis=-1))
+
+    from diffsci.scipy.integrate import solve_ivp
+
+    sol = solve_ivp(lambda t, y: -0.5 * y + 0.2, (-1.0, 4.0), np.array([1.0, 2.0]),
+                    dense_output=True).sol
+    return {
+        "solve_ivp dense output": lambda q: np.sum(sol(q), axis=0),
+        "interp": lambda q: np.interp(q, x, y),
+        "interp left/right": lambda q: np.interp(q, x, y, left=-1.0, right=2.0),
+        "CubicSpline": lambda q: interp.CubicSpline(x, y)(q),
+        "CubicSpline extrapolate=False": lambda q: interp.CubicSpline(x, y,
+                                                                      extrapolate=False)(q),
+        "make_interp_spline": lambda q: interp.make_interp_spline(x, y, k=3)(q),
+        **{f"interp1d {k}": (lambda q, k=k: interp.interp1d(x, y, kind=k, bounds_error=False,
+                                                            fill_value=(-1.0, 2.0))(q))
+           for k in ("linear", "nearest", "previous", "next", "cubic")},
+        "RegularGridInterpolator linear": rgi("linear"),
+        "RegularGridInterpolator nearest": rgi("nearest"),
+        "RegularGridInterpolator fill": rgi("linear", 0.25),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_lookups()))
+@pytest.mark.parametrize("check", [True, False])
+def test_interval_lookups_follow_the_queries(name, check, python_backend):
+    """The interval a query falls in (searchsorted of its value), its out-of-range mask and
+    nearest-neighbour choice are guards: traced at queries in some intervals, called at
+    queries in others (a scalar query too, which the probe's permutations cannot move),
+    values and gradients equal eager mode's.  jit(value_and_grad(np.interp)) at q = 0.2
+    then 2.7 returned the first interval's line extrapolated, with the default check."""
+    fun = _lookups()[name]
+    for shape_q in ((0.2, 2.7, 1.3, 3.4, -0.5), ((0.2, 0.9), (2.7, 0.1), (1.49, 1.51),
+                                                (-0.3, 3.2))):
+        qs = [np.asarray(q, float) for q in shape_q]
+        loss = lambda q: np.sum(fun(q) * (1.0 + np.arange(np.size(q))))  # noqa: E731
+        vg = ds.value_and_grad(loss)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            jvg, jf = ds.jit(vg, check=check), ds.jit(fun, check=check)
+            for q in qs:
+                _leaves_close(jf(q), fun(q), f"{name}: jit(f) at {q}")
+                _leaves_close(jvg(q), vg(q), f"{name}: jit(value_and_grad(f)) at {q}")

@@ -1,0 +1,93 @@
+"""Input checks hold at every call of a jitted function, not only at its trace.
+
+The domain packages check values at their API boundary (finite, in bounds).  Written on plain
+values (``getval``) such a check runs once, while ``diffsci.jit`` traces, and a later call with
+an invalid value computed silently (``jit(bsm_price)`` priced a negative volatility at
+-7.44).  Checks go through ``diffsci.extend.observed``, a guard under jit: the compiled
+program re-runs the check, a different outcome re-traces, and the check raises the eager
+message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import diffsci as ds
+from diffsci._jit import _compile
+from diffsci.extend import observed, value_mask
+
+
+@pytest.fixture(autouse=True)
+def python_backend(monkeypatch, tmp_path):
+    monkeypatch.setattr(_compile, "BACKEND", "python")
+    monkeypatch.setenv("DIFFSCI_JIT_CACHE", str(tmp_path))
+
+
+def _bsm(s, v):
+    import finance
+
+    return finance.bsm_price(spot=s, strike=100.0, expiry=1.0, rate=0.01, vol=v)
+
+
+def _gbm(y0):
+    import sde
+
+    t = np.linspace(0.0, 1.0, 5)
+    w = np.cumsum(np.random.default_rng(0).standard_normal((4, 5)) * 0.5, axis=1)
+    return np.mean(sde.gbm_paths(y0, 0.05, 0.2, t, w)[:, -1])
+
+
+def _circuit(theta):
+    from quantum import Circuit, Z, expval
+
+    return expval(Circuit(2).ry(0).ry(1).cnot(0, 1), theta, Z(1))
+
+
+def _norm(x, s):
+    return np.sum(ds.scipy.stats.norm.logpdf(x, 0.0, s))
+
+
+CASES = [
+    ("finance vol", _bsm, (100.0, 0.2), (100.0, -0.2), "vol must be > 0"),
+    ("finance spot", _bsm, (100.0, 0.2), (np.nan, 0.2), "spot must be finite"),
+    ("sde y0", _gbm, (np.ones(4),), (np.array([1.0, np.nan, 1.0, 1.0]),), "y0 has non-finite"),
+    ("quantum theta", _circuit, (np.array([0.3, 0.5]),), (np.array([np.nan, 0.5]),),
+     "theta must be finite"),
+    ("stats scale", _norm, (np.ones(2), np.ones(2)), (np.ones(2), -np.ones(2)),
+     "scale must be positive"),
+]
+
+
+@pytest.mark.parametrize("name,f,good,bad,msg", CASES, ids=[c[0] for c in CASES])
+def test_checks_raise_at_a_later_call(name, f, good, bad, msg):
+    with pytest.raises(ValueError, match=msg):  # eager mode: the reference
+        f(*bad)
+    nums = tuple(k for k, a in enumerate(good) if np.ndim(a) or isinstance(a, float))
+    for jf in (ds.jit(f, check=False), ds.jit(ds.grad(f, argnums=nums), check=False)):
+        jf(*good)
+        with pytest.raises(ValueError, match=msg):
+            jf(*bad)
+        jf(*good)  # and valid input still runs
+
+
+def test_observed_and_value_mask_in_eager_mode_and_under_jit():
+    assert observed(lambda v: None if np.all(v > 0) else "bad", np.ones(2)) is None
+    np.testing.assert_array_equal(value_mask(np.greater, np.array([-1.0, 2.0]), 0.0),
+                                  [False, True])
+
+    def f(x):
+        if observed(lambda v: bool(np.any(v < 0)), x):
+            raise ValueError("x must be >= 0")
+        m = value_mask(np.greater, x, 1.0)
+        return np.sum(np.where(m, np.log(np.where(m, x, 1.0)), x - 1.0))
+
+    jf = ds.jit(ds.value_and_grad(f), check=False)
+    for x in (np.array([0.5, 2.0]), np.array([3.0, 0.2]), np.array([2.0, 4.0])):
+        v, g = jf(x)
+        ev, eg = ds.value_and_grad(f)(x)
+        np.testing.assert_allclose(v, ev, rtol=1e-14)
+        np.testing.assert_allclose(g, eg, rtol=1e-14)
+    assert jf.stats()["specializations"] == 1  # the mask is a value: no re-specialization
+    with pytest.raises(ValueError, match=">= 0"):
+        jf(np.array([-1.0, 2.0]))
