@@ -48,7 +48,15 @@ def _norm(x, s):
     return np.sum(ds.scipy.stats.norm.logpdf(x, 0.0, s))
 
 
+def _cov(x, w):
+    return np.sum(np.cov(x, aweights=w))
+
+
+_X = np.random.default_rng(1).standard_normal((2, 5))
+
 CASES = [
+    ("numpy cov aweights", _cov, (_X, np.ones(5)), (_X, -np.ones(5)),
+     "aweights cannot be negative"),
     ("finance vol", _bsm, (100.0, 0.2), (100.0, -0.2), "vol must be > 0"),
     ("finance spot", _bsm, (100.0, 0.2), (np.nan, 0.2), "spot must be finite"),
     ("sde y0", _gbm, (np.ones(4),), (np.array([1.0, np.nan, 1.0, 1.0]),), "y0 has non-finite"),

@@ -831,7 +831,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             raise RuntimeError("cannot handle multidimensional aweights")
         if _shape(aw)[0] != nobs:
             raise RuntimeError("incompatible numbers of samples and aweights")
-        if np.any(getval(aw) < 0):
+        if _util.observed(lambda a: bool(np.any(a < 0)), aw):  # a guard under jit
             raise ValueError("aweights cannot be negative")
         w = aw if w is None else W.multiply(w, aw)
     avg, w_sum = C.average(X, axis=1, weights=w, returned=True)
@@ -844,7 +844,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = w_sum - ddof
     else:
         fact = w_sum - ddof * W.sum(W.multiply(w, aw)) / w_sum
-    if getval(fact) <= 0:
+    if _util.observed(lambda f: bool(f <= 0), fact):
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
     X = W.subtract(X, W.getitem(avg, (slice(None), None)))

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.linalg as sl
 
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from ..numpy import _util
 from ..numpy import linalg as dla
 from ..numpy._util import cj, unbroadcast
 from ..numpy._vjps_linalg import _eigh_vjp, _fold
@@ -664,7 +665,8 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
     elif subset_by_value is not None:
         lo, hi = subset_by_value
-        keep = np.nonzero((getval(w) > lo) & (getval(w) <= hi))[-1]
+        # which eigenvalues are kept: a guard under diffsci.jit
+        keep = _util.observed(lambda wv: np.nonzero((wv > lo) & (wv <= hi))[-1], w)
         w, v = w[..., keep], v[..., keep]
     return w if eigvals_only else (w, v)
 

@@ -34,6 +34,7 @@ import scipy.special as sc
 
 from .. import _ops
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from ..numpy import _util
 from ..numpy._tracer_methods import register_numpy_function
 from ..numpy._util import cj, unbroadcast
 
@@ -403,10 +404,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         out = np.log(s) + m
         res, sign = (np.real(out), s / np.abs(s)) if return_sign else (out, None)
     else:
-        sign = np.sign(getval(s))
+        sign = _util.value_mask(np.sign, s)  # recomputed by diffsci.jit's compiled code
         res = np.log(np.abs(s)) + m
         if not return_sign:
-            res = np.where(sign < 0, np.nan, res)
+            res = np.where(_util.value_mask(np.less, sign, 0), np.nan, res)
     if not keepdims:
         res = np.squeeze(res, axis=axes)
         sign = None if sign is None else np.squeeze(sign, axis=axes)
