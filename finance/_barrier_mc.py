@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.extend import observed, value_mask
 from diffsci.typing import ArrayLike
 
 from ._mc import MCResult
@@ -77,7 +78,7 @@ def mc_barrier_price(*, spot: ArrayLike, strike: ArrayLike, barrier: ArrayLike, 
             raise ValueError(f"{who}: {name} must be a scalar bool, got shape "
                              f"{flags[name].shape}")
     eta = 1.0 if flags["is_down"] else -1.0
-    if eta * (float(plain(spot)) - float(plain(barrier))) <= 0:
+    if observed(lambda s, h: bool(eta * (float(s) - float(h)) <= 0), spot, barrier):
         side = ">" if eta > 0 else "<"
         raise ValueError(f"{who}: spot must be {side} barrier (already knocked), got spot "
                          f"{float(plain(spot))!r}, barrier {float(plain(barrier))!r}")
@@ -112,7 +113,7 @@ def _samples(z, spot, strike, barrier, expiry, rate, dividend, vol, phi, eta, br
             q = np.maximum(prev * x[:, k], 0.0)
             weight = weight * (1.0 - np.exp(-2.0 * q / (vol * vol * dt)))
         else:
-            weight = weight * (plain(x[:, k]) > 0)
+            weight = weight * value_mask(np.greater, x[:, k], 0)
         prev = x[:, k]
     payoff = np.maximum(phi * (np.exp(log_s[:, -1]) - strike), 0.0)
     return np.exp(-rate * expiry) * payoff * weight

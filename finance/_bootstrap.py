@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import observed
 from diffsci.typing import Array, ArrayLike
 
 from ._bonds import bond_price, cashflows, treasury_frequency
@@ -101,7 +102,8 @@ def bootstrap(*, maturities: ArrayLike, par_rates: ArrayLike,
         for _ in range(NEWTON_MAX_ITER + 1):
             step = (par_price(f) - 1.0) / dprice(f)
             f = f - step
-            if abs(float(plain(step))) < NEWTON_TOL:
+            # the iteration count: a guard under diffsci.jit (re-traced when it changes)
+            if observed(lambda s: bool(abs(float(s)) < NEWTON_TOL), step):
                 f = f - (par_price(f) - 1.0) / dprice(f)  # the extra step (see module doc)
                 break
         else:

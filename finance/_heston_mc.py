@@ -29,6 +29,7 @@ import enum
 import numpy as np
 
 from diffsci.devices import check_device
+from diffsci.extend import value_mask
 from diffsci.random import check_seed
 from diffsci.scipy.special import ndtr
 from diffsci.typing import ArrayLike
@@ -205,7 +206,7 @@ def _check(who, kw):
 
 def _sqrt0(x):
     """√x for x ≥ 0 with derivative 0 (not ∞ · 0 = NaN) where x = 0."""
-    pos = plain(x) > 0
+    pos = value_mask(np.greater, x, 0)  # recomputed under diffsci.jit
     return np.where(pos, np.sqrt(np.where(pos, x, 1.0)), 0.0)
 
 
@@ -225,7 +226,7 @@ def _qe(log_s, v, z1, z2, dt, drift, p):
     s2 = (v * p.sigma**2 * e / p.kappa * (1.0 - e)
           + p.theta * p.sigma**2 / (2.0 * p.kappa) * (1.0 - e) ** 2)
     psi = s2 / (m * m)
-    quad = plain(psi) <= PSI_C
+    quad = value_mask(np.less_equal, psi, PSI_C)  # the QE branch, recomputed under jit
     # quadratic: v' = a (b + Z)², b² = 2/ψ − 1 + √(2/ψ) √(2/ψ − 1)
     psi_q = np.where(quad, psi, 1.0)
     b2 = 2.0 / psi_q - 1.0 + np.sqrt(2.0 / psi_q) * np.sqrt(2.0 / psi_q - 1.0)
@@ -236,8 +237,9 @@ def _qe(log_s, v, z1, z2, dt, drift, p):
     pm = (psi_e - 1.0) / (psi_e + 1.0)
     beta = (1.0 - pm) / m
     uu = ndtr(z1)  # the variance draw's uniform is the same normal's CDF (antithetic: U → 1 − U)
-    safe = np.where(plain(uu) > plain(pm), (1.0 - pm) / (1.0 - uu), 1.0)
-    v_exp = np.where(plain(uu) > plain(pm), np.log(safe) / beta, 0.0)
+    jump = value_mask(np.greater, uu, pm)
+    safe = np.where(jump, (1.0 - pm) / (1.0 - uu), 1.0)
+    v_exp = np.where(jump, np.log(safe) / beta, 0.0)
     v_new = np.where(quad, v_quad, v_exp)
     # log-price, Andersen eq. (33), γ₁ = γ₂ = ½
     k0 = -p.rho * p.kappa * p.theta / p.sigma * dt

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import observed
 from diffsci.typing import Array, ArrayLike
 
 from ._lookback_mc import check_paths
@@ -141,7 +142,7 @@ class DupireLocalVol:
                + 0.5 * w_yy)
         for name, v in (("calendar arbitrage: dw/dT <= 0", w_t), ("butterfly arbitrage: "
                                                                   "Dupire denominator <= 0", den)):
-            bad = plain(v) <= 0
+            bad = observed(lambda a: a <= 0, v)  # a guard under diffsci.jit
             if np.any(bad):
                 k = np.broadcast_to(plain(s), bad.shape)[bad].flat[0]
                 raise ValueError(f"DupireLocalVol: {name} in the implied-vol surface at t = "

@@ -99,3 +99,55 @@ def test_observed_and_value_mask_in_eager_mode_and_under_jit():
     assert jf.stats()["specializations"] == 1  # the mask is a value: no re-specialization
     with pytest.raises(ValueError, match=">= 0"):
         jf(np.array([-1.0, 2.0]))
+
+
+# ---------------------------------------------------------------- branches in the formulas
+def _barrier(k):
+    import finance
+
+    return finance.barrier_price(spot=100.0, strike=k, barrier=95.0, expiry=1.0, rate=0.02,
+                                 vol=0.25)
+
+
+def _lookback(r):
+    import finance
+
+    return finance.lookback_price(spot=100.0, strike=100.0, expiry=1.0, rate=r, dividend=0.02,
+                                  vol=0.3)
+
+
+def _heston(s, mc=False):
+    import finance
+
+    p = finance.HestonParams(kappa=1.5, theta=0.04, sigma=s, rho=-0.6, v0=0.04)
+    kw = dict(spot=100.0, strike=105.0, expiry=1.0, rate=0.01, params=p)
+    if mc:
+        return finance.heston_mc_price(n_paths=200, n_steps=4, **kw).price
+    return finance.heston_price(**kw)
+
+
+BRANCHES = [
+    ("barrier strike above/below the barrier", _barrier, 90.0, (100.0, 92.0, 97.0)),
+    ("lookback b = r - q near 0", _lookback, 0.05, (0.02, 0.0200000001, 0.08)),
+    ("heston Fourier near/far branch", _heston, 0.5, (0.3, 1e-4, 0.9)),
+    ("heston QE quadratic/exponential", lambda s: _heston(s, mc=True), 0.5, (0.3, 0.9, 1.5)),
+]
+
+
+@pytest.mark.parametrize("check", [True, False])
+@pytest.mark.parametrize("name,f,first,later", BRANCHES, ids=[b[0] for b in BRANCHES])
+def test_formula_branches_follow_the_input(name, f, first, later, check):
+    """A branch of a pricing formula chosen from the values (the strike against the barrier,
+    a series near b = 0, Andersen's QE regime) is recomputed by the compiled code: traced at
+    one input, called at inputs on other branches, equal to eager mode.  Before, the
+    lookback price was wrong with the default check, the barrier and QE prices with
+    check=False."""
+    vg = ds.value_and_grad(f)
+    jvg = ds.jit(vg, check=check)
+    jvg(first)
+    for x in later:
+        got, want = jvg(x), vg(x)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-10, err_msg=f"{name} at {x}")
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-8, atol=1e-12,
+                                   err_msg=f"{name} at {x}")
+    assert jvg.stats()["eager"] == 0  # compiled, not the probe's eager fallback

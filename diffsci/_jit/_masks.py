@@ -86,12 +86,14 @@ def scalar_source(fun, ops, zero):
     return f"({g} if not ({wins} or {ties}) else ({half} if {ties} else {zero}))"
 
 
-def _plain(ufunc):
-    """``ufunc`` as a primitive with zero derivatives: a mask or a step (sign, floor) computed
-    from traced values, recorded by the trace instead of folded into a constant."""
+def _plain(ufunc, nin=None):
+    """``ufunc`` (or a NumPy function of ``nin`` arrays, ``np.real``) as a primitive with zero
+    derivatives: a mask or a step (sign, floor) computed from traced values, recorded by the
+    trace instead of folded into a constant."""
+    nin = ufunc.nin if nin is None else nin
     p = primitive(ufunc, name=f"jit_plain_{ufunc.__name__}")
-    defvjp(p, *[(lambda g, ans, *a, k=k, **kw: _zeros_like(a[k])) for k in range(ufunc.nin)])
-    defjvp(p, *[(lambda t, ans, *a, **kw: _zeros_like(ans))] * ufunc.nin)
+    defvjp(p, *[(lambda g, ans, *a, k=k, **kw: _zeros_like(a[k])) for k in range(nin)])
+    defjvp(p, *[(lambda t, ans, *a, **kw: _zeros_like(ans))] * nin)
     return p
 
 
@@ -168,17 +170,18 @@ def _rules():
     return out
 
 
-def plain_of(ufunc):
-    """The zero-derivative primitive of ``ufunc`` (made once)."""
+def plain_of(ufunc, nin=None):
+    """The zero-derivative primitive of ``ufunc`` (made once; ``nin`` for a function that is
+    not a ufunc: the number of its array arguments)."""
     p = PLAIN.get(ufunc)
     if p is None:
-        p = PLAIN[ufunc] = _plain(ufunc)
+        p = PLAIN[ufunc] = _plain(ufunc, nin)
     return p
 
 
 def _jit_value_mask(ufunc, *args):
     """``diffsci.numpy._util.value_mask`` while jit traces: the mask recorded."""
-    return plain_of(ufunc)(*args)
+    return plain_of(ufunc, None if isinstance(ufunc, np.ufunc) else len(args))(*args)
 
 
 def _jit_observed(fn, *args):

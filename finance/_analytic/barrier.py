@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.extend import value_mask
 from diffsci.scipy.special import log_ndtr, ndtr
 from diffsci.typing import Array, ArrayLike
 
@@ -118,7 +119,7 @@ def _knock_out(spot, strike, barrier, expiry, rate, dividend, vol, phi, eta):
     b = vanilla_like(np.log(spot / barrier) / s + shift)
     c = reflected(np.log(barrier * barrier / (spot * strike)) / s + shift)
     d = reflected(np.log(barrier / spot) / s + shift)
-    above = plain(strike) > plain(barrier)
+    above = value_mask(np.greater, strike, barrier)  # recomputed under diffsci.jit
     call, dn = phi > 0, eta > 0
     zero = 0.0 * a
     # (K > H, K ≤ H) per product, Haug §4.17.1

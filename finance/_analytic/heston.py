@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diffsci.extend import getval
+from diffsci.extend import getval, value_mask
 from diffsci.scipy.special import ndtr
 from diffsci.typing import Array, ArrayLike
 
@@ -81,7 +81,7 @@ def _log1p(x):
 def _log1p_ratio(x):
     """``log(1 + x)/x`` for complex ``x``: a Taylor series for ``|x| < 1e-3`` (so neither the value
     nor its derivative cancels as ``x → 0``), else :func:`_log1p` over ``x``."""
-    small = np.abs(getval(x)) < 1e-3
+    small = value_mask(np.less, value_mask(np.abs, x), 1e-3)  # recomputed under jit
     xs = np.where(small, x, 0.0)
     series = 1.0 + xs * (-1.0 / 2 + xs * (1.0 / 3 + xs * (-1.0 / 4 + xs * (1.0 / 5 + xs * (
         -1.0 / 6 + xs / 7)))))
@@ -117,7 +117,7 @@ def _integrand(z, k, expiry, w, kappa, theta, sigma, rho, v0):
     # φ − φ_BS = φ_BS·expm1(ln φ − ln φ_BS) where they are close (no cancellation as σ → 0);
     # where they are not, the plain difference (the expm1 form would overflow: φ_BS is Gaussian)
     diff = ln_h - ln_bs
-    close = np.real(getval(diff)) < 1.0
+    close = value_mask(np.less, value_mask(np.real, diff), 1.0)
     near = np.exp(ln_bs) * np.expm1(np.where(close, diff, 0.0))
     far = np.exp(np.where(close, -1.0, ln_h)) - np.exp(ln_bs)
     return np.exp(1j * z * k) * np.where(close, near, far) / alpha

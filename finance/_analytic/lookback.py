@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.extend import value_mask
 from diffsci.scipy.special import log_ndtr, ndtr
 from diffsci.typing import Array, ArrayLike
 
-from .._validate import check_real, plain, prepare
+from .._validate import check_real, prepare
 
 __all__ = ["BGK_BETA", "lookback_price"]
 
@@ -85,7 +86,7 @@ def lookback_price(*, spot: ArrayLike, strike: ArrayLike | None = None, expiry: 
             who, spot=(spot, 0.0), expiry=(expiry, 0.0), rate=(rate, None),
             dividend=(dividend, None), vol=(vol, 0.0), flags={"is_call": is_call})
     b = rate - dividend
-    small = np.abs(plain(b)) < B_EPS
+    small = value_mask(np.less, value_mask(np.abs, b), B_EPS)  # recomputed under jit
     if monitoring_dt is not None:
         check_real(who, "monitoring_dt", monitoring_dt, low=0.0)
         shift = np.exp(BGK_BETA * vol * np.sqrt(monitoring_dt))
