@@ -93,7 +93,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue)
             wgt = W.transpose(wgt, tuple(np.argsort(axes)))
             wgt = W.reshape(wgt, tuple(s if i in axes else 1 for i, s in enumerate(shape)))
         scl = W.sum(W.broadcast_to(wgt, shape), axis, keepdims=keep)
-        if np.any(getval(scl) == 0.0):
+        if _util.observed(lambda v: bool(np.any(v == 0.0)), scl):  # a guard under jit
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         avg = W.sum(W.multiply(a, wgt), axis, keepdims=keep) / scl
     if returned:

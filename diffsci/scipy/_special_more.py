@@ -18,6 +18,7 @@ import numpy as np
 import scipy.special as sc
 
 from .._core import defjvp, defvjp, getval, is_tracer, nondifferentiable, primitive
+from ..numpy import _util
 from ..numpy._util import unbroadcast
 from .special import _bc, _binary, _elementwise, _ratio, _safe, digamma, gammaln
 
@@ -360,7 +361,7 @@ def multigammaln(a, d):
         raise ValueError(f"diffsci.scipy.special.multigammaln: d must be a positive integer, "
                          f"got {d!r}")
     d = int(d)
-    if np.any(np.asarray(getval(a)) <= 0.5 * (d - 1)):
+    if _util.observed(lambda v: bool(np.any(np.asarray(v) <= 0.5 * (d - 1))), a):  # jit: guard
         raise ValueError(f"diffsci.scipy.special.multigammaln: a must be greater than "
                          f"(d - 1)/2 = {0.5 * (d - 1)}, got {getval(a)!r}")
     out = d * (d - 1) / 4 * math.log(math.pi)

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.stats
 
 from .._core import getval, is_tracer
+from ..numpy import _util
 from . import special
 from ._stats_continuous import (  # noqa: E402, F401
     CONTINUOUS,
@@ -269,7 +270,7 @@ def entropy(pk, qk=None, base=None, axis=0):
     if base is not None and not base > 0:
         raise ValueError(f"diffsci.scipy.stats.entropy: base must be positive, got {base!r}")
     for name, v in (("pk", pk), ("qk", qk)):
-        if v is not None and np.any(np.asarray(getval(v)) < 0):
+        if v is not None and _util.observed(lambda a: bool(np.any(np.asarray(a) < 0)), v):
             raise ValueError(f"diffsci.scipy.stats.entropy: {name} must be non-negative")
     pk = pk / np.sum(pk, axis=axis, keepdims=True)
     if qk is None:
