@@ -37,6 +37,16 @@ def _scalar(x, name, who):
     return float(v)
 
 
+def _forward_only(who, **args):
+    """device="cuda" runs the forward kernel only: a traced argument would get a silently zero
+    gradient (the kernel's output is plain), so it is refused."""
+    traced = [n for n, v in args.items() if ds.extend.is_tracer(v)]
+    if traced:
+        raise TypeError(f"{who}: device='cuda' runs the forward kernel only (no adjoint), got "
+                        f"traced {', '.join(traced)}; differentiate with device='cpu' (the "
+                        f"Numba adjoint kernel)")
+
+
 def _vector(x, n, name, who):
     v = np.asarray(getval(_validate.real_array(x, name, who)), dtype=np.float64)
     if v.shape != (n,):
@@ -116,6 +126,7 @@ def ou_paths(y0: ArrayLike, theta: ArrayLike, mu: ArrayLike, sigma: ArrayLike, d
     if device == "cuda":
         from . import _cuda
 
+        _forward_only("ou_paths", y0=y0, theta=theta, mu=mu, sigma=sigma)
         return _cuda.ou_euler(np.asarray(getval(y0), dtype=np.float64), float(getval(theta)),
                               float(getval(mu)), float(getval(sigma)), dt, dW)
     if not any(ds.extend.is_tracer(v) for v in (y0, theta, mu, sigma)):
@@ -169,6 +180,7 @@ def gbm_paths(y0: ArrayLike, mu: ArrayLike, sigma: ArrayLike, t: ArrayLike, W: A
     if device == "cuda":
         from . import _cuda
 
+        _forward_only("gbm_paths", y0=y0, mu=mu, sigma=sigma)
         return _cuda.gbm_exact(np.asarray(getval(y0), dtype=np.float64), float(getval(mu)),
                                float(getval(sigma)), t, W)
     if not any(ds.extend.is_tracer(v) for v in (y0, mu, sigma)):
@@ -253,6 +265,7 @@ def cir_paths(y0: ArrayLike, kappa: ArrayLike, theta: ArrayLike, sigma: ArrayLik
     if device == "cuda":
         from . import _cuda
 
+        _forward_only("cir_paths", y0=y0, kappa=kappa, theta=theta, sigma=sigma)
         return _cuda.cir_euler(np.asarray(getval(y0), dtype=np.float64), float(getval(kappa)),
                                float(getval(theta)), float(getval(sigma)), dt, dW)
     if not any(ds.extend.is_tracer(v) for v in (y0, kappa, theta, sigma)):
@@ -331,6 +344,7 @@ def heston_paths(s0: ArrayLike, v0: ArrayLike, mu: ArrayLike, kappa: ArrayLike,
     if device == "cuda":
         from . import _cuda
 
+        _forward_only("heston_paths", s0=s0, v0=v0, mu=mu, kappa=kappa, theta=theta, xi=xi, rho=rho)
         return _cuda.heston_euler(np.asarray(getval(s0), dtype=np.float64),
                                   np.asarray(getval(v0), dtype=np.float64),
                                   *(float(getval(v)) for v in (mu, kappa, theta, xi, rho)), dt,
@@ -409,6 +423,7 @@ def langevin_paths(x0: ArrayLike, v0: ArrayLike, a: ArrayLike, b: ArrayLike, gam
     if device == "cuda":
         from . import _cuda
 
+        _forward_only("langevin_paths", x0=x0, v0=v0, a=a, b=b, gamma=gamma, sigma=sigma)
         return _cuda.langevin_euler(np.asarray(getval(x0), dtype=np.float64),
                                     np.asarray(getval(v0), dtype=np.float64),
                                     *(float(getval(v)) for v in (a, b, gamma, sigma)), dt, dW)

@@ -242,3 +242,32 @@ def test_langevin_cuda_matches_cpu_through_the_api():
             np.testing.assert_allclose(u, w, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="device"):
         _ops.langevin_paths(x0, x0, 4.0, -4.0, 0.5, 0.7, 0.01, DW, device="tpu")
+
+
+def test_cuda_paths_refuse_traced_arguments_instead_of_a_zero_gradient():
+    """device="cuda" runs the forward kernels only: a traced argument is refused (it got a
+    silently zero gradient, the kernel's output being plain), naming device='cpu'; under
+    diffsci.jit the refusal runs the function eagerly (its values stay right)."""
+    x0 = np.linspace(0.5, 1.5, 5)
+    from diffsci._jit import JitWarning
+
+    dw = DW
+    calls = {
+        "ou_paths": lambda p: _ops.ou_paths(x0, p, 0.0, 0.3, 0.01, dw, device="cuda"),
+        "gbm_paths": lambda p: _ops.gbm_paths(x0, p, 0.2, np.linspace(0.0, 1.0, dw.shape[1]),
+                                              np.cumsum(dw, axis=1), device="cuda"),
+        "cir_paths": lambda p: _ops.cir_paths(x0, p, 1.0, 0.3, 0.01, dw, device="cuda"),
+        "heston_paths": lambda p: _ops.heston_paths(x0 * 100, x0 * 0.04, 0.01, p, 0.04, 0.3,
+                                                    -0.5, 0.01, dw, np.ascontiguousarray(dw[::-1]),
+                                                    device="cuda")[0],
+        "langevin_paths": lambda p: _ops.langevin_paths(x0, -x0, p, -4.0, 0.5, 0.7, 0.01, dw,
+                                                        device="cuda")[0],
+    }
+    for name, f in calls.items():
+        assert np.all(np.isfinite(f(1.2)))  # plain values: the forward kernel runs
+        with pytest.raises(TypeError, match=f"{name}: device='cuda' runs the forward kernel"):
+            ds.grad(lambda p, f=f: np.sum(f(p)))(1.2)
+        with pytest.warns(JitWarning, match="runs eagerly"):
+            jf = ds.jit(lambda p, f=f: np.sum(f(p)))
+            np.testing.assert_allclose(jf(1.2), np.sum(f(1.2)), rtol=1e-12)
+        np.testing.assert_allclose(jf(0.7), np.sum(f(0.7)), rtol=1e-12)  # not frozen
