@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import diffsci as ds
-from diffsci.extend import getval
+from diffsci.extend import getval, observed
 from diffsci.random import check_seed
 from diffsci.typing import ArrayLike
 
@@ -351,10 +351,13 @@ def sdeint(sde: SDE, y0: ArrayLike, ts: ArrayLike, params: Any = None, *,
         dt_min = max((ts[-1] - ts[0]) * 1e-10 if dt_min is None else float(dt_min),
                      4.0 * brownian.tol)
         estimate = _error_estimate(error_estimate, solver)
-        times, save, _, _ = select_grid(sde, solver, ts, _plain(y0), _plain(params), brownian,
-                                        dt0=float(dt), rtol=float(rtol), atol=float(atol),
-                                        dt_min=dt_min, max_steps=int(max_steps),
-                                        estimate=estimate)
+        # the accepted grid is chosen on plain values: under diffsci.jit a guard on it (a
+        # later call whose errors accept other steps re-traces; it was a constant of the trace)
+        times, save = observed(
+            lambda y, p: select_grid(sde, solver, ts, _plain(y), _plain(p), brownian,
+                                     dt0=float(dt), rtol=float(rtol), atol=float(atol),
+                                     dt_min=dt_min, max_steps=int(max_steps),
+                                     estimate=estimate)[:2], y0, params)
     else:
         times, save = make_grid(ts, float(dt))
         if brownian is None:

@@ -143,7 +143,18 @@ def _heston(s, mc=False):
     return finance.heston_price(**kw)
 
 
+def _sde_adaptive(p):
+    import sde
+
+    prob = sde.SDE(lambda t, u, p: -p * u, lambda t, u, p: 0.3 * u, noise="diagonal",
+                   calculus="ito")
+    ys = sde.sdeint(prob, np.ones((4, 1)), np.linspace(0.0, 1.0, 3), p, dt=0.05, seed=3,
+                    adaptive=True, adjoint="backprop")
+    return np.sum(ys[-1])
+
+
 BRANCHES = [
+    ("sde adaptive accepted grid", _sde_adaptive, 0.5, (0.55, 2.0, 8.0)),
     ("barrier strike above/below the barrier", _barrier, 90.0, (100.0, 92.0, 97.0)),
     ("lookback b = r - q near 0", _lookback, 0.05, (0.02, 0.0200000001, 0.08)),
     ("heston Fourier near/far branch", _heston, 0.5, (0.3, 1e-4, 0.9)),
@@ -155,7 +166,8 @@ BRANCHES = [
 @pytest.mark.parametrize("name,f,first,later", BRANCHES, ids=[b[0] for b in BRANCHES])
 def test_formula_branches_follow_the_input(name, f, first, later, check):
     """A branch of a pricing formula chosen from the values (the strike against the barrier,
-    a series near b = 0, Andersen's QE regime) is recomputed by the compiled code: traced at
+    a series near b = 0, Andersen's QE regime, an adaptive solver's accepted steps) is
+    recomputed by the compiled code or guarded: traced at
     one input, called at inputs on other branches, equal to eager mode.  Before, the
     lookback price was wrong with the default check, the barrier and QE prices with
     check=False."""
