@@ -19,7 +19,7 @@ import numpy as np
 
 from .._ops import logsumexp as _logsumexp
 from .._ops import softmax as _softmax
-from ..extend import defjvp, defvjp, primitive
+from ..extend import defjvp, defvjp, primitive, value_mask
 from ..typing import Array, ArrayLike
 
 __all__ = [
@@ -47,7 +47,9 @@ def relu(x: ArrayLike) -> Array:
         >>> relu(np.array([-1.0, 0.0, 2.0]))
         array([0., 0., 2.])
     """
-    return np.where(x > 0, x, 0.0)
+    # the mask from value_mask: recomputed by diffsci.jit's compiled code (x > 0 on a traced
+    # value is a guard on the whole pattern: a re-trace at every new sign pattern)
+    return np.where(value_mask(np.greater, x, 0), x, 0.0)
 
 
 def tanh(x: ArrayLike) -> Array:
@@ -115,7 +117,7 @@ def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
         >>> elu(np.array([-1000.0, 0.0, 2.0]))
         array([-1.,  0.,  2.])
     """
-    positive = x > 0
+    positive = value_mask(np.greater, x, 0)
     return np.where(positive, x, alpha * np.expm1(np.where(positive, 0.0, x)))
 
 
@@ -126,7 +128,7 @@ def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
         >>> leaky_relu(np.array([-2.0, 3.0]))
         array([-0.02,  3.  ])
     """
-    return np.where(x > 0, x, negative_slope * x)
+    return np.where(value_mask(np.greater, x, 0), x, negative_slope * x)
 
 
 def softmax(x: ArrayLike, axis: int = -1) -> Array:

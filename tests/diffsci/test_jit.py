@@ -473,6 +473,27 @@ def test_extremum_reductions_recompute_their_ties(red, axis, keepdims):
     check_grads(ds.jit(loss, check=False), (inputs[1],), modes=("rev", "fwd"))
 
 
+@pytest.mark.parametrize("name", ["relu", "leaky_relu", "elu", "gelu", "softplus", "sigmoid",
+                                  "tanh", "softmax", "log_softmax"])
+def test_activations_compile_once_for_every_sign_pattern(name):
+    """diffsci.nn's activations under jit(value_and_grad), check=False: right at inputs of
+    other sign patterns and scales, with one specialization (relu, leaky_relu and elu
+    re-traced at every new sign pattern, so a training loop fell back to eager mode)."""
+    act = getattr(ds.nn, name)
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((3, 4))
+
+    def loss(x):
+        return np.sum(act(x) * w)
+
+    vg = ds.value_and_grad(loss)
+    jvg = ds.jit(vg, check=False)
+    for s in (1.0, 1.0, 30.0, 0.01, -50.0, 2.0):
+        x = rng.standard_normal((3, 4)) * s
+        close(jvg(x), vg(x), rtol=1e-10)
+    assert jvg.stats()["specializations"] == 1
+
+
 @pytest.mark.parametrize("k", range(0, len(_SPECS)))
 def test_every_spec_through_jit_equals_eager(k):
     spec = _SPECS[k]
