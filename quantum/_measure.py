@@ -80,6 +80,21 @@ def _check_theta(circuit: Circuit, theta, what: str):
     return theta if _is_traced(theta) else np.asarray(value, np.float64)
 
 
+def _sampled_theta(circuit, theta, what: str):
+    """θ for a sampling function (``sample``, ``counts``, ``expval_shots``): plain values only.
+    Samples are not differentiable, so a traced θ (under ``ds.grad``, ``jvp`` or
+    ``diffsci.jit``) is refused rather than given a silently zero gradient, or, under jit,
+    frozen into the compiled program (the same samples at every call)."""
+    theta = _check_theta(circuit, theta, what)
+    if _is_traced(theta):
+        raise TypeError(
+            f"{what}: theta is traced (ds.grad, ds.jvp or ds.jit); samples are not "
+            f"differentiable and would give a zero gradient. Differentiate the exact "
+            f"quantum.expval, use expval_shots(..., grad=True) for the shot-noise "
+            f"parameter-shift estimate, or pass diffsci.stop_gradient(theta)")
+    return theta
+
+
 def _check_method(method, what: str) -> str:
     """A gradient method by name (case, spaces and ``_`` for ``-`` ignored) or a ValueError."""
     key = method.strip().lower().replace("_", "-").replace(" ", "-") if isinstance(
@@ -373,7 +388,7 @@ def sample(circuit: Circuit, theta: ArrayLike | None = None, shots: int = 1000,
     """
     if isinstance(shots, bool) or not isinstance(shots, int | np.integer) or shots < 1:
         raise ValueError(f"sample: shots must be an int >= 1; got {shots!r}.")
-    theta = _value(_check_theta(circuit, theta, "sample"))
+    theta = _sampled_theta(circuit, theta, "sample")
     wires = _check_wires(circuit, wires, "sample")
     p = probs(circuit, theta, wires, device=device)
     rng = np.random.default_rng(check_seed(seed, "sample", generator=True))
@@ -390,7 +405,7 @@ def counts(circuit: Circuit, theta: ArrayLike | None = None, shots: int = 1000,
            wires: int | Sequence[int] | None = None, *,
            seed: int | np.random.Generator | None = None, device: str = "cpu") -> dict[str, int]:
     """Sample and count outcomes as bitstrings (wire order), e.g. ``{"00": 503, "11": 497}``."""
-    theta = _value(_check_theta(circuit, theta, "counts"))
+    theta = _sampled_theta(circuit, theta, "counts")
     bits = sample(circuit, theta, shots, wires, seed=seed, device=device)
     if bits.ndim != 2:
         raise ValueError("counts: takes a single parameter set (theta of shape (P,)).")

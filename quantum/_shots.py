@@ -25,7 +25,7 @@ from diffsci.random import check_seed
 from diffsci.typing import ArrayLike
 
 from . import _kernels as K
-from ._measure import _check_theta, _value
+from ._measure import _sampled_theta
 from ._model import Circuit, Hamiltonian, compile_program
 from ._ops import SHIFT_FOUR_TERM, SHIFT_TWO_TERM, forward_states
 
@@ -107,7 +107,7 @@ def expval_shots(circuit: Circuit, theta: ArrayLike | None, observable: Hamilton
                               or shots < 2):
         raise ValueError(f"expval_shots: shots must be an int >= 2 or None (exact); got "
                          f"{shots!r}.")
-    theta = np.asarray(_value(_check_theta(circuit, theta, "expval_shots")), np.float64)
+    theta = np.asarray(_sampled_theta(circuit, theta, "expval_shots"), np.float64)
     if theta.ndim != 1:
         raise ValueError(f"expval_shots: theta must have shape ({circuit.n_params},) (one "
                          f"parameter set); got shape {theta.shape}.")

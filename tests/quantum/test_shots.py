@@ -78,3 +78,30 @@ def test_finite_shots_scatter_about_the_exact_values_by_their_standard_errors():
 def test_errors(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_sampling_functions_refuse_traced_theta():
+    """sample, counts and expval_shots are not differentiable: a traced θ is refused (the
+    estimate's gradient was silently zero, and under diffsci.jit the samples were frozen into
+    the compiled program); under jit the refusal runs the function eagerly, so the samples
+    follow θ."""
+    import warnings
+
+    import diffsci as ds
+    import quantum as q
+
+    c = q.Circuit(2).ry(0).ry(1).cnot(0, 1)
+    th = np.array([0.3, 0.5])
+    calls = {
+        "expval_shots": lambda t: q.expval_shots(c, t, q.Z(1), shots=100, seed=1).value,
+        "sample": lambda t: np.sum(q.sample(c, t, 20, seed=1)) * 1.0,
+        "counts": lambda t: float(len(q.counts(c, t, 20, seed=1))),
+    }
+    for name, f in calls.items():
+        with pytest.raises(TypeError, match=f"{name}: theta is traced"):
+            ds.grad(f)(th)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            jf = ds.jit(f, check=False)
+            for t in (th, np.array([2.5, 2.0]), np.array([-1.0, 0.1])):
+                assert jf(t) == f(t)
