@@ -4,9 +4,7 @@ The derivative rules of ``maximum``/``minimum``/``fmax``/``fmin`` (diffsci/numpy
 _jvps.py) compute *which argument wins* on ``getval``'d values, with plain NumPy (so do those
 of ``abs``/``fabs`` (a sign), ``clip`` (two masks), ``remainder``/``fmod`` (a quotient's floor or
 truncation): they call the zero-derivative primitives of :data:`PLAIN` instead): in eager mode
-that is right and cheap (so are those of the ``max``/``min`` reductions: the tie mask
-``x == max``, recorded here with the zero-derivative ``np.equal`` of :data:`PLAIN`), but under
-a jit trace the mask is a constant of the trace, so
+that is right and cheap, but under a jit trace the mask is a constant of the trace, so
 ``jit(grad(relu))`` kept the sign pattern of the first input (a silent wrong gradient at any
 input with another pattern).  While a jit trace runs, :func:`substituted` swaps those rules for
 rules that call a *selection primitive* ``select(g, x, y)`` (g where x wins, half of g on ties,
@@ -20,6 +18,8 @@ almost everywhere, as the rules they stand for.
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 
@@ -148,12 +148,9 @@ def _rules():
 
     for k in range(3):
         out += [(W._clip_p.vjps, k, clip_rule(k, False)), (W._clip_p.jvps, k, clip_rule(k, True))]
-    out += _extremum_rules(W)
     from ..numpy import _util
-    out.append((vars(_util), "isnan_mask", PLAIN[np.isnan]))  # the nan-functions' mask
-    out.append((vars(W), "_condition", _jit_condition))
-    out.append((vars(_util), "value_mask", _jit_value_mask))
-    out.append((vars(_util), "observed", _jit_observed))
+
+    out.append((vars(_util), "jit_hooks", HOOKS))  # value_mask, observed, where's condition
     for kind, prim in (("max", W.maximum), ("min", W.minimum), ("fmax", W.fmax),
                        ("fmin", W.fmin)):
         for side in (0, 1):
@@ -208,38 +205,12 @@ def _jit_condition(c):
     return c
 
 
-def _extremum_rules(W):
-    """The VJP and JVP of the ``max``/``min`` reductions (``amax``, ``amin``): the cotangent
-    shared equally among the elements equal to the extremum, as diffsci.numpy's rules, with
-    the tie mask ``x == max`` and its count recorded from the traced x and result."""
-    from ..numpy._jvps import _minmax_jvp
-    from ..numpy._vjps import _expand_reduced, _minmax_vjp, _no_where, _real_dtype
+#: ``diffsci.numpy._util.jit_hooks`` while a jit trace runs
+HOOKS = types.SimpleNamespace(value_mask=_jit_value_mask, observed=_jit_observed,
+                              condition=_jit_condition)
 
-    equal = PLAIN[np.equal]
 
-    def hits(ans, x, axis, keepdims):
-        hit = equal(x, _expand_reduced(ans, x, axis, keepdims))
-        return hit, _real_dtype(x)
-
-    def vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=np._NoValue,
-            where=np._NoValue):
-        _no_where(where, "max/min")
-        hit, dt = hits(ans, x, axis, keepdims)
-        count = np.sum(hit, axis=axis, keepdims=True, dtype=dt)
-        return np.where(hit, _expand_reduced(g, x, axis, keepdims) / np.maximum(count, 1), 0)
-
-    def jvp(t, ans, x, axis=None, out=None, keepdims=False, initial=np._NoValue,
-            where=np._NoValue):
-        _no_where(where, "max/min")
-        hit, dt = hits(ans, x, axis, keepdims)
-        count = np.sum(hit, axis=axis, keepdims=keepdims, dtype=dt)
-        return W.sum(np.where(hit, t, 0), axis=axis, keepdims=keepdims) / np.maximum(count, 1)
-
-    out = []
-    for prim in (W.amax, W.amin):
-        assert prim.vjps.get(0) is _minmax_vjp and prim.jvps.get(0) is _minmax_jvp
-        out += [(prim.vjps, 0, vjp), (prim.jvps, 0, jvp)]
-    return out
+_MISSING = object()
 
 
 class substituted:
@@ -252,12 +223,12 @@ class substituted:
             substituted.table = _rules()
         self.saved = []
         for rules, k, rule in substituted.table:
-            self.saved.append((rules, k, rules.get(k)))
+            self.saved.append((rules, k, rules.get(k, _MISSING)))
             rules[k] = rule
 
     def __exit__(self, *exc):
         for rules, k, old in self.saved:
-            if old is None:
+            if old is _MISSING:
                 rules.pop(k, None)
             else:
                 rules[k] = old

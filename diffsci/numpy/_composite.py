@@ -115,13 +115,13 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np.
            where=np._NoValue):
     kw = {k: v for k, v in (("keepdims", keepdims), ("initial", initial), ("where", where))
           if v is not np._NoValue}
-    return W.sum(W.where(_util.isnan_mask(a), 0, a), axis, dtype, **kw)
+    return W.sum(W.where(_util.value_mask(np.isnan, a), 0, a), axis, dtype, **kw)
 
 
 @_numpy_on_plain(np.nanmean, arrays=(0,))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *, where=np._NoValue):
     keep = keepdims is not np._NoValue and keepdims
-    ok = _util.value_mask(np.logical_not, _util.isnan_mask(a))
+    ok = _util.value_mask(np.logical_not, _util.value_mask(np.isnan, a))
     if where is not np._NoValue:
         ok = _util.value_mask(np.logical_and, ok, where)
     count = np.sum(ok, axis, keepdims=keep, dtype=np.finfo(np.result_type(getval(a))).dtype)

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._core import defjvp, getval
 from . import _wrap as W
+from ._util import value_mask
 from ._vjps import (
     _DEG,
     _LN2,
@@ -258,7 +259,7 @@ def _minmax_jvp(t, ans, x, axis=None, out=None, keepdims=False, initial=np._NoVa
                 where=np._NoValue):
     # The mean of the tangents of all elements equal to the extremum (the VJP shares equally).
     _no_where(where, "max/min")
-    hit = getval(x) == getval(_expand_reduced(ans, x, axis, keepdims))
+    hit = value_mask(np.equal, x, _expand_reduced(ans, x, axis, keepdims))  # jit: recomputed
     count = np.sum(hit, axis=axis, keepdims=keepdims, dtype=_real_dtype(x))
     return W.sum(np.where(hit, t, 0), axis=axis, keepdims=keepdims) / np.maximum(count, 1)
 

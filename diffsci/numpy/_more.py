@@ -480,23 +480,23 @@ def _all_nan_warning(name):
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
             where=np._NoValue):
     kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not np._NoValue}
-    return W.prod(W.where(_util.isnan_mask(a), 1, a), axis, dtype, keepdims=_keep(keepdims),
-                  **kw)
+    return W.prod(W.where(_util.value_mask(np.isnan, a), 1, a), axis, dtype,
+                  keepdims=_keep(keepdims), **kw)
 
 
 @_numpy_on_plain(np.nancumsum, arrays=(0,))
 def nancumsum(a, axis=None, dtype=None, out=None):
-    return W.cumsum(W.where(_util.isnan_mask(a), 0, a), axis, dtype)
+    return W.cumsum(W.where(_util.value_mask(np.isnan, a), 0, a), axis, dtype)
 
 
 @_numpy_on_plain(np.nancumprod, arrays=(0,))
 def nancumprod(a, axis=None, dtype=None, out=None):
-    return W.cumprod(W.where(_util.isnan_mask(a), 1, a), axis, dtype)
+    return W.cumprod(W.where(_util.value_mask(np.isnan, a), 1, a), axis, dtype)
 
 
 def _nanextreme(prim, fill, name, a, axis, keepdims, initial, where):
     kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not np._NoValue}
-    nan = _util.isnan_mask(a)
+    nan = _util.value_mask(np.isnan, a)
     out = prim(W.where(nan, fill, a), axis, keepdims=_keep(keepdims), **kw)
     allnan = np.all(nan, axis=axis, keepdims=_keep(keepdims))
     if np.any(allnan):
@@ -527,7 +527,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
         ddof = correction
     keep = _keep(keepdims)
     v = getval(a)
-    ok = _util.value_mask(np.logical_not, _util.isnan_mask(a))
+    ok = _util.value_mask(np.logical_not, _util.value_mask(np.isnan, a))
     rdt = np.finfo(np.result_type(v, 1.0)).dtype
     cnt = np.sum(ok, axis, keepdims=True, dtype=rdt)
     x = W.where(ok, a, 0)

@@ -9,31 +9,51 @@ from .._core import getval
 __all__ = ["unbroadcast", "cj", "shape_of", "zeros_like_value", "is_complex"]
 
 
-def isnan_mask(a):
-    """``np.isnan`` of ``a``'s value as a plain boolean array: the NaN mask of the nan-
-    functions.  While :func:`diffsci.jit` traces, ``diffsci/_jit/_masks.py`` substitutes a
-    version recorded from the traced value (else the mask of the first call would be a
-    constant of the compiled program).  Call it as ``_util.isnan_mask`` (looked up per call)."""
-    return np.isnan(getval(a))
+#: While :func:`diffsci.jit` traces: its versions of the hooks below (``diffsci/_jit/_masks.py``
+#: sets it), so these functions can be imported by name and still follow the trace.
+jit_hooks = None
 
 
 def value_mask(ufunc, *args):
-    """``ufunc`` (a comparison, ``np.isfinite``, ...) of the arguments' values: a plain
-    boolean array that selects a branch of a formula (``np.where(mask, f(x), g(x))``) and is
-    not differentiated.  While :func:`diffsci.jit` traces, a version recorded from the
-    traced values is substituted (``diffsci/_jit/_masks.py``), so the compiled program
-    recomputes it on every call.  Call it as ``_util.value_mask`` (looked up per call)."""
+    """``ufunc`` (a comparison, ``np.isnan``, ``np.sign``, ...) of the arguments' values: a
+    plain mask that selects a branch of a formula, ``np.where(mask, f(x), g(x))``, and is not
+    differentiated.  Under :func:`diffsci.jit` it is recorded from the traced values, so the
+    compiled program recomputes it on every call (a mask from ``getval(x) > 0`` would be a
+    constant of the trace).
+
+    Example:
+        >>> value_mask(np.greater, np.array([-1.0, 2.0]), 0.0)
+        array([False,  True])
+    """
+    if jit_hooks is not None:
+        return jit_hooks.value_mask(ufunc, *args)
     return ufunc(*[getval(a) for a in args])
 
 
 def observed(fn, *args):
-    """``fn`` of the arguments' plain values: a decision about values that is not part of the
-    computation (a validity check returning ``None`` or what is wrong).  While
-    :func:`diffsci.jit` traces, a version that records it as a guard is substituted
-    (``diffsci/_jit/_masks.py``): the compiled program calls ``fn`` again on every call, and a
-    different outcome (an invalid value) re-traces, so the check raises as in eager mode
-    instead of having run once at trace time.  Call it as ``_util.observed``."""
+    """``fn(*plain values of args)``: a decision about values that is not part of the
+    computation, typically a validity check returning ``None`` or what is wrong.
+
+    In eager mode it is just the call.  Under :func:`diffsci.jit` it is a guard: the compiled
+    program calls ``fn`` again at every call and re-traces when the outcome differs, so a
+    check written with it raises for a later invalid input as in eager mode (a check on
+    ``getval(x)`` alone runs once, at trace time).
+
+    Example:
+        >>> observed(lambda v: None if np.all(v > 0) else "must be positive", np.ones(2))
+    """
+    if jit_hooks is not None:
+        return jit_hooks.observed(fn, *args)
     return fn(*[getval(a) for a in args])
+
+
+def condition(c):
+    """``where``'s condition as a plain value (it is not differentiated); under
+    :func:`diffsci.jit` a condition recorded by the jit trace (a :func:`value_mask`) is kept,
+    so the compiled program recomputes it instead of keeping the first call's."""
+    if jit_hooks is not None:
+        return jit_hooks.condition(c)
+    return getval(c)
 
 
 def shape_of(x):

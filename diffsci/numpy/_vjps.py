@@ -30,7 +30,7 @@ import numpy as np
 
 from .._core import defvjp, defvjp_const, getval
 from . import _wrap as W
-from ._util import cj, is_complex, unbroadcast
+from ._util import cj, is_complex, unbroadcast, value_mask
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _DEG = math.pi / 180.0
@@ -361,7 +361,8 @@ def _minmax_vjp(g, ans, x, axis=None, out=None, keepdims=False, initial=np._NoVa
     # The cotangent is shared equally among all elements equal to the extremum.
     _no_where(where, "max/min")
     g = _expand_reduced(g, x, axis, keepdims)
-    hit = getval(x) == getval(_expand_reduced(ans, x, axis, keepdims))
+    # the tie mask through value_mask: diffsci.jit's compiled code recomputes it
+    hit = value_mask(np.equal, x, _expand_reduced(ans, x, axis, keepdims))
     count = np.sum(hit, axis=axis, keepdims=True, dtype=_real_dtype(x))
     return np.where(hit, g / np.maximum(count, 1), 0)
 

@@ -18,6 +18,7 @@ from collections import Counter
 import numpy as np
 
 from .._core import getval, is_tracer, nondifferentiable, primitive
+from . import _util
 
 # ---------------------------------------------------------------- arithmetic
 add = primitive(np.add)
@@ -111,15 +112,7 @@ def where(condition, x=None, y=None, /):
     """``numpy.where``; ``x`` and ``y`` are differentiable, ``condition`` is not."""
     if x is None and y is None:
         return np.nonzero(getval(condition))
-    return _where_p(_condition(condition), x, y)
-
-
-def _condition(c):
-    """``where``'s condition as a plain value: it is not differentiated.  While
-    :func:`diffsci.jit` traces, ``diffsci/_jit/_masks.py`` substitutes a version that keeps a
-    condition recorded by the jit trace (a mask computed from traced values), so that the
-    compiled program recomputes it instead of keeping the first call's as a constant."""
-    return getval(c)
+    return _where_p(_util.condition(condition), x, y)
 
 
 # ---------------------------------------------------------------- reductions

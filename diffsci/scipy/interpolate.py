@@ -53,11 +53,6 @@ __all__ = ["CubicSpline", "RegularGridInterpolator", "interp1d", "interpn",
            "make_interp_spline"]
 
 
-def _observed(fn, *args):
-    """``fn`` of the plain values (an interval index, a mask): a guard under diffsci.jit."""
-    return _util.observed(fn, *args)
-
-
 def _shape(x):
     return np.shape(getval(x))
 
@@ -110,9 +105,9 @@ class _PiecewisePoly:
             xv = np.asarray(getval(xq))
         m = len(x) - 1
         # the intervals (and below, the out-of-range mask) are discrete facts of the query
-        # values: guards under diffsci.jit (_observed), so a later call with queries in other
+        # values: guards under diffsci.jit (observed), so a later call with queries in other
         # intervals re-traces instead of reusing these
-        i = _observed(lambda v: np.clip(np.searchsorted(x, v, side="right") - 1, 0, m - 1), xq)
+        i = _util.observed(lambda v: np.clip(np.searchsorted(x, v, side="right") - 1, 0, m - 1), xq)
         cs = W.getitem(self.c, (slice(None), i))  # (K+1, *xq.shape, *trailing)
         trailing = _shape(self.c)[2:]
         s = W.subtract(xq, x[i])
@@ -130,7 +125,7 @@ class _PiecewisePoly:
         if isinstance(res, float):  # nu > K: the zero polynomial
             res = W.multiply(W.getitem(cs, 0), 0.0)
         if extrapolate is False:
-            out = _observed(lambda v: (v < x[0]) | (v > x[-1]), xq)
+            out = _util.observed(lambda v: (v < x[0]) | (v > x[-1]), xq)
             if np.any(out):
                 res = W.where(np.reshape(out, out.shape + (1,) * len(trailing)), np.nan, res)
         # SciPy puts the query axes where the data axis was.
@@ -298,7 +293,7 @@ class interp1d:  # noqa: N801 - SciPy's name
         xv = np.asarray(getval(xq), dtype=float)
         ref = self._ref
         x0, x1 = self.x[0], self.x[-1]
-        lo, hi = _observed(lambda v: v < x0, xq), _observed(lambda v: v > x1, xq)
+        lo, hi = _util.observed(lambda v: v < x0, xq), _util.observed(lambda v: v > x1, xq)
         if ref.bounds_error and (np.any(lo) or np.any(hi)):
             ref(xv)  # SciPy's error message
         if self._spline is not None:
@@ -309,11 +304,11 @@ class interp1d:  # noqa: N801 - SciPy's name
                 mids = self.x / 2.0
                 mids = mids[1:] + mids[:-1]  # SciPy's rounding of the midpoints
                 side = "left" if self.kind == "nearest" else "right"
-                idx = _observed(lambda v: np.searchsorted(mids, v, side=side), xq)
+                idx = _util.observed(lambda v: np.searchsorted(mids, v, side=side), xq)
             elif self.kind == "previous":
-                idx = _observed(lambda v: np.searchsorted(self.x, v, side="right") - 1, xq)
+                idx = _util.observed(lambda v: np.searchsorted(self.x, v, side="right") - 1, xq)
             else:
-                idx = _observed(lambda v: np.searchsorted(self.x, v, side="left"), xq)
+                idx = _util.observed(lambda v: np.searchsorted(self.x, v, side="left"), xq)
             res = W.getitem(self.y, np.clip(idx, 0, n - 1))
         trailing = _shape(self.y)[1:]
         if not ref._extrapolate:
@@ -379,15 +374,15 @@ class RegularGridInterpolator:
         flat = W.reshape(xi, (-1, nd))
         idx, dist = [], []
         for d, g in enumerate(self.grid):
-            i = _observed(lambda f, d=d, g=g: np.clip(np.searchsorted(g, f[:, d], side="left") - 1,
-                                                      0, len(g) - 2), flat)
+            i = _util.observed(lambda f, d=d, g=g: np.clip(
+                np.searchsorted(g, f[:, d], side="left") - 1, 0, len(g) - 2), flat)
             idx.append(i)
             dist.append(W.true_divide(W.subtract(W.getitem(flat, (slice(None), d)), g[i]),
                                       g[i + 1] - g[i]))
         trailing = _shape(self.values)[nd:]
         vslice = (slice(None),) + (None,) * len(trailing)
         if method == "nearest":
-            corner = tuple(_observed(lambda yv, i=i: np.where(yv <= 0.5, i, i + 1), y)
+            corner = tuple(_util.observed(lambda yv, i=i: np.where(yv <= 0.5, i, i + 1), y)
                            for i, y in zip(idx, dist))
             res = W.getitem(self.values, corner)
         else:
@@ -401,7 +396,7 @@ class RegularGridInterpolator:
                 res = W.add(res, W.multiply(W.getitem(self.values, corner),
                                             W.getitem(w, vslice)))
         if not self.bounds_error and self.fill_value is not None:
-            out = _observed(lambda f: np.any([(f[:, d] < g[0]) | (f[:, d] > g[-1])
+            out = _util.observed(lambda f: np.any([(f[:, d] < g[0]) | (f[:, d] > g[-1])
                                               for d, g in enumerate(self.grid)], axis=0), flat)
             if np.any(out):
                 res = W.where(np.reshape(out, out.shape + (1,) * len(trailing)),
