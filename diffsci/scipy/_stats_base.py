@@ -38,11 +38,14 @@ def _plain(v):
     return np.asarray(getval(v))
 
 
-def _checked(v):
-    """A parameter as its validity checks read it: comparisons of a traced value give plain
-    booleans in eager mode, and under :func:`diffsci.jit` guards (a later call with an
-    invalid value re-traces, and raises), never a check done once at trace time."""
-    return v if is_tracer(v) else np.asarray(v)
+def _invalid(v, check):
+    """Whether the plain parameter values ``v`` hold a NaN or fail ``check``."""
+    v = np.asarray(v)
+    return bool(np.any(np.isnan(v)) or not np.all(check(v)))
+
+
+def _positive(v):
+    return v > 0
 
 
 class _Dist:
@@ -83,15 +86,13 @@ class _Dist:
         shapes = tuple(vals[n] for n in self.shapes)
         for n, v in zip(self.shapes, shapes):
             check, what = self.rules[n]
-            pv = _checked(v)
-            if np.any(np.isnan(pv)) or not np.all(check(pv)):
+            if _util.observed(_invalid, v, check):  # a guard under diffsci.jit
                 raise ValueError(f"diffsci.scipy.stats.{self.name}.{method}: {n} must be "
                                  f"{what}, got {getval(v)!r}")
         loc = vals.get("loc", 0.0)
         scale = vals.get("scale", 1.0)
         if "scale" in self.params:
-            ps = _checked(scale)
-            if np.any(np.isnan(ps)) or np.any(ps <= 0):
+            if _util.observed(_invalid, scale, _positive):
                 raise ValueError(f"diffsci.scipy.stats.{self.name}.{method}: scale must be "
                                  f"positive, got {getval(scale)!r}")
         return shapes, loc, scale

@@ -80,11 +80,10 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _z(x, loc, scale, method):
-    # on the traced value: a guard under diffsci.jit (checked at every call, not once)
-    s = scale if is_tracer(scale) else np.asarray(scale)
-    if np.any(s <= 0) or np.any(np.isnan(s)):
+    # a guard under diffsci.jit (checked at every call, not once)
+    if _util.observed(lambda s: bool(np.any(np.asarray(s) <= 0) or np.any(np.isnan(s))), scale):
         raise ValueError(
-            f"diffsci.scipy.stats.norm.{method}: scale must be positive, got {getval(s)!r}"
+            f"diffsci.scipy.stats.norm.{method}: scale must be positive, got {getval(scale)!r}"
         )
     return (x - loc) / scale
 
