@@ -394,7 +394,7 @@ class JitFunction:
                     f"diffsci.jit: {self._name} runs eagerly for this signature: the "
                     f"compiled code computed {bad} (please report this as a bug)."))
                 return eager_out
-            bad = self._probe(spec, call, dyn, key)
+            bad = self._twin(prog, call, dyn, key) or self._probe(spec, call, dyn, key)
             if bad:
                 entry.eager = _Eager(bad)
                 self._warn_once(("probe", key), (
@@ -416,30 +416,50 @@ class JitFunction:
         compute such values are given rules that recompute them in the compiled code.
         Returns the reason to run eagerly, or None.
         """
-        rng = np.random.default_rng(zlib.crc32(repr(key).encode()) if key is not None else 0)
+        rng = _probe_rng(key)
         # entrywise domains kept (1 ± 5 %), magnitudes changed (exponents), signs changed
         for scale in ((0.95, 1.05, False), (0.25, 4.0, False), (0.5, 2.0, True)):
-            probe, changed = [], False
-            for v in dyn:
-                if isinstance(v, np.ndarray) and v.dtype.kind in "fc" and v.size:
-                    w = v.ravel()[rng.permutation(v.size)].reshape(v.shape)
-                    f = rng.uniform(scale[0], scale[1], v.shape)
-                    if scale[2]:
-                        f = f * rng.choice((-1.0, 1.0), v.shape)
-                    probe.append((w * f).astype(v.dtype))
-                    changed = True
-                elif isinstance(v, (float, np.floating)) and not isinstance(v, bool):
-                    probe.append(type(v)(v * rng.uniform(scale[0], scale[1])))
-                    changed = True
-                else:
-                    probe.append(v)
-            if not changed:
+            probe = _probe_input(dyn, rng, scale, permute=True, integers=False)
+            if probe is None:
                 return None
             bad = self._probe_one(spec, call, probe)
             if bad:
                 return (f"the compiled code is right at the traced input but computed {bad} "
                         f"at a second input: a value computed from the inputs by plain code "
                         f"while tracing was kept as a constant (please report this as a bug)")
+        return None
+
+    @staticmethod
+    def _twin(prog, call, dyn, key):
+        """Trace the function again at second inputs and compare the programs (see
+        ``_trace.twin_difference``): a constant computed from the inputs by plain code while
+        tracing differs between them, whatever the numbers it leads to.  The second inputs:
+        every array's entries permuted (integer and boolean ones too) and scaled by 1 ± 5 %;
+        the entries scaled by 1 ± 1e-7 in place (most guards then hold); permuted with other
+        signs.  An input whose guards come out differently, or at which tracing fails, proves
+        nothing and is skipped.  Returns the reason to run eagerly, or None."""
+        rng = _probe_rng(key)
+        for scale, permute in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False), False),
+                               ((0.5, 2.0, True), True)):
+            probe = _probe_input(dyn, rng, scale, permute=permute, integers=permute)
+            if probe is None:
+                return None
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    tr, out = _trace.trace(call, probe)
+                    try:
+                        out_leaves, out_tree = tree_flatten(out)
+                        other = _trace.build(tr, out_leaves, out_tree, None)
+                    finally:
+                        tr.tape.records.clear()
+            except Exception:  # noqa: BLE001 - the second input left f's domain
+                continue
+            what = _trace.twin_difference(prog, other)
+            if what is not None:
+                return (f"traced again at a second input, the program differs ({what}): a "
+                        f"value computed from the inputs by plain code while tracing would be "
+                        f"kept as a constant")
         return None
 
     @staticmethod
@@ -456,6 +476,35 @@ class JitFunction:
         except Exception:  # noqa: BLE001 - a guard rejected the probe, or it left f's domain
             return None
         return _mismatch(got, want)
+
+
+def _probe_rng(key):
+    return np.random.default_rng(zlib.crc32(repr(key).encode()) if key is not None else 0)
+
+
+def _probe_input(dyn, rng, scale, permute, integers):
+    """The dynamic leaves ``dyn`` changed for a probe (None if there is nothing to change):
+    float and complex arrays and numbers scaled by factors drawn from ``scale`` (lo, hi,
+    random signs), arrays permuted if ``permute``, integer and boolean arrays permuted too if
+    ``integers``."""
+    probe, changed = [], False
+    for v in dyn:
+        if isinstance(v, np.ndarray) and v.size and (
+                v.dtype.kind in "fc" or integers and v.dtype.kind in "biu" and v.size > 1):
+            w = v.ravel()[rng.permutation(v.size)].reshape(v.shape) if permute else v
+            if v.dtype.kind in "fc":
+                f = rng.uniform(scale[0], scale[1], v.shape)
+                if scale[2]:
+                    f = f * rng.choice((-1.0, 1.0), v.shape)
+                w = (w * f).astype(v.dtype)
+            probe.append(w)
+            changed = True
+        elif isinstance(v, (float, complex, np.floating, np.complexfloating)):
+            probe.append(type(v)(v * rng.uniform(scale[0], scale[1])))
+            changed = True
+        else:
+            probe.append(v)
+    return probe if changed else None
 
 
 def opaque_reason(prim):

@@ -131,10 +131,6 @@ def _rules():
             return jvp0(t, ans, x, **kw) if np.iscomplexobj(getval(x)) else t * sign(x)
 
         out += [(prim.vjps, 0, vjp), (prim.jvps, 0, jvp)]
-    out.append((W.remainder.vjps, 1, lambda g, ans, x, y, **kw: unbroadcast(
-        -g * PLAIN[np.floor_divide](x, y), y)))
-    out.append((W.fmod.vjps, 1, lambda g, ans, x, y, **kw: unbroadcast(
-        -g * PLAIN[np.trunc](x / y), y)))
 
     def clip_rule(k, tangent):
         """Argument k's (0: a, 1: lo, 2: hi) VJP or JVP of clip: a passes where neither

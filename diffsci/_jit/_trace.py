@@ -606,3 +606,72 @@ def _get_item(obj, k):
 
 def _get_attr(obj, k):
     return getattr(obj, k)
+
+
+# ---------------------------------------------------------------------------
+# Two traces of one signature: does the program depend on values no guard covers?
+# ---------------------------------------------------------------------------
+def _equal(a, b):
+    """Whether two constants of two traces are the same (arrays by content, NaNs equal;
+    functions by code; an object neither knows how to compare counts as the same)."""
+    if isinstance(a, Ref) or isinstance(b, Ref):
+        return isinstance(a, Ref) and isinstance(b, Ref) and a.idx == b.idx
+    if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        try:
+            return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        except TypeError:  # object arrays
+            return all(_equal(x, y) for x, y in zip(a.ravel(), b.ravel()))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (bool, int, float, complex, str, bytes, slice, type(None))):
+        return a == b or (a != a and b != b)  # NaN
+    code_a, code_b = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    if code_a is not None:
+        return code_a is code_b
+    if isinstance(a, (_Pick, _CustomForward, _Opaque)):
+        return all(_equal(x, vars(b)[k]) for k, x in vars(a).items())
+    return True
+
+
+def _same_guards(a, b):
+    if len(a.guards) != len(b.guards):
+        return False
+    return all(g.pos == h.pos and _equal(g.fun, h.fun) and _equal(g.observed, h.observed)
+               and _equal(list(g.args), list(h.args)) for g, h in zip(a.guards, b.guards))
+
+
+def twin_difference(a, b):
+    """What differs between programs ``a`` and ``b``, two traces of one signature at two
+    inputs, or None.  Returns None as well when their guards came out differently (the two
+    inputs take different paths: another specialization, nothing to compare).
+
+    The same program at any two inputs on one path is what a compiled specialization
+    assumes: every value it looks at is a record (recomputed by the code) or a guard.  A
+    constant that differs was computed from the inputs by plain code while tracing, and
+    would be kept from the first input."""
+    if not _same_guards(a, b):
+        return None
+    if len(a.nodes) != len(b.nodes):
+        return f"{len(a.nodes)} operations, then {len(b.nodes)}"
+    for m, n in zip(a.nodes, b.nodes):
+        name = getattr(m.prim, "__name__", "?")
+        if m.idx != n.idx or not _equal(m.fun, n.fun):
+            return f"operation {m.idx} is {name}, then {getattr(n.prim, '__name__', '?')}"
+        if len(m.args) != len(n.args):
+            return f"{name} (operation {m.idx}) got {len(m.args)} arguments, then {len(n.args)}"
+        for k, (x, y) in enumerate(zip(m.args, n.args)):
+            if not _equal(x, y):
+                return (f"argument {k} of {name} (operation {m.idx}) is "
+                        f"{_short(x)}, then {_short(y)}")
+        if not _equal(m.kwargs, n.kwargs):
+            return f"the keywords of {name} (operation {m.idx}) differ"
+    if not _equal(a.outputs, b.outputs):
+        return "an output that is a constant differs"
+    return None

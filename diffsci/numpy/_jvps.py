@@ -115,10 +115,10 @@ defjvp(W.power, _power_x, _power_y)
 defjvp(W.float_power, _float_power_x, _power_y)
 defjvp(W.remainder,  # x - y*floor(x/y): the jumps are ignored
        lambda t, ans, x, y: _bc(t, ans),
-       lambda t, ans, x, y: _bc(-t * np.floor_divide(getval(x), getval(y)), ans))
+       lambda t, ans, x, y: _bc(-t * value_mask(np.floor_divide, x, y), ans))
 defjvp(W.fmod,  # x - y*trunc(x/y)
        lambda t, ans, x, y: _bc(t, ans),
-       lambda t, ans, x, y: _bc(-t * np.trunc(getval(x) / getval(y)), ans))
+       lambda t, ans, x, y: _bc(-t * value_mask(np.trunc, value_mask(np.true_divide, x, y)), ans))
 
 # ---------------------------------------------------------------- elementwise math
 defjvp(W.sqrt, lambda t, ans, x: t / (2 * ans))

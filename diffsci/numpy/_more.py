@@ -1294,9 +1294,9 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if np.iscomplexobj(s) or np.iscomplexobj(e):
         raise NotImplementedError("diffsci.numpy.geomspace: complex endpoints are not "
                                   "supported on traced values")
-    if np.any(s == 0) or np.any(e == 0):
+    if _util.observed(lambda s, e: bool(np.any(s == 0) or np.any(e == 0)), start, stop):
         raise ValueError("Geometric sequence cannot include zero")
-    sign = np.sign(s)
+    sign = _util.value_mask(np.sign, start)  # recomputed under jit
     start, stop = W.multiply(start, sign), W.multiply(stop, sign)
     res = C.logspace(W.log10(start), W.log10(stop), num=num, endpoint=endpoint, base=10.0,
                      axis=0)

@@ -125,10 +125,10 @@ defvjp(W.power, _power_x, _power_y)
 defvjp(W.float_power, _power_x, _power_y)
 defvjp(W.remainder,  # x - y*floor(x/y): the jumps are ignored
        lambda g, ans, x, y, **kw: unbroadcast(g, x),
-       lambda g, ans, x, y, **kw: unbroadcast(-g * np.floor_divide(getval(x), getval(y)), y))
+       lambda g, ans, x, y, **kw: unbroadcast(-g * value_mask(np.floor_divide, x, y), y))
 defvjp(W.fmod,  # x - y*trunc(x/y)
        lambda g, ans, x, y, **kw: unbroadcast(g, x),
-       lambda g, ans, x, y, **kw: unbroadcast(-g * np.trunc(getval(x) / getval(y)), y))
+       lambda g, ans, x, y, **kw: unbroadcast(-g * value_mask(np.trunc, value_mask(np.true_divide, x, y)), y))
 
 # ---------------------------------------------------------------- elementwise math
 defvjp(W.sqrt, _holo(lambda ans, x: 0.5 / ans))

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._core import defvjp, getval
 from . import linalg as L
-from ._util import cj, unbroadcast
+from ._util import cj, unbroadcast, value_mask
 from ._vjps import _expand_reduced, _real_dtype, _safe
 
 
@@ -269,18 +269,20 @@ def _norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):  # noqa: A002
     if ord == 0:
         return np.zeros(np.shape(x), np.result_type(getval(x)))
     absx = np.abs(x)
-    sgn = x / _safe(absx) if np.iscomplexobj(x) else np.sign(getval(x))
+    # the masks and signs through value_mask: recomputed by diffsci.jit's compiled code
+    sgn = x / _safe(absx) if np.iscomplexobj(x) else value_mask(np.sign, x)
     if ord == 1:
         return g * sgn
     if ord in (np.inf, -np.inf):
-        hit = getval(absx) == getval(nrm)
+        hit = value_mask(np.equal, absx, nrm)
         count = np.sum(hit, axis=axis, keepdims=True, dtype=_real_dtype(x))
         return np.where(hit, g * sgn / np.maximum(count, 1), 0)
     # (|x| / ‖x‖)^(p-1) where x_i != 0; 0 at x_i = 0 (for p < 1 that limit is infinite: the
     # convention of abs'(0) = 0), without evaluating 0 to a negative power.
-    nz = getval(absx) > 0
+    nz = value_mask(np.greater, absx, 0)
     ratio = np.where(nz, absx / _safe(nrm), 1) ** (ord - 1)
-    return np.where((nrm == 0) | ~nz, 0, g * sgn * ratio)
+    return np.where(value_mask(np.logical_or, value_mask(np.equal, nrm, 0),
+                               value_mask(np.logical_not, nz)), 0, g * sgn * ratio)
 
 
 defvjp(L._norm_p, _norm_vjp)

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from diffsci.extend import getval, value_mask
+from diffsci.extend import getval, observed, value_mask
 from diffsci.scipy.special import ndtr
 from diffsci.typing import Array, ArrayLike
 
@@ -201,14 +201,30 @@ def _panels(k, expiry, w, kappa, theta, sigma, rho, v0):
     return mid, half, count, rot
 
 
+def _panel_pack(*cols):
+    """:func:`_panels` of the float64 columns as one complex array: midpoints, half-widths,
+    ray direction (``(n, 2P + 1)``)."""
+    mid, half, _, rot = _panels(*[np.asarray(c, dtype=np.float64) for c in cols])
+    return np.concatenate([mid, half, rot[:, None]], axis=1)
+
+
+def _panel_count(half):
+    return np.count_nonzero(half > 0, axis=1)
+
+
 def _integral(k, expiry, w, pars, shape):
     """``Re ∫`` of (HS4) per option (traced inputs flattened to ``(n,)`` or scalars): options
     are grouped by their number of panels so that short rules are not padded to long ones."""
     n = int(np.prod(shape))
     flat = [x if np.ndim(getval(x)) == 0 else np.reshape(np.broadcast_to(x, shape), (-1,))
             for x in (k, expiry, w, *pars)]
-    plain_cols = [np.broadcast_to(np.asarray(getval(x), dtype=np.float64), (n,)) for x in flat]
-    mid, half, count, rot = _panels(*plain_cols)
+    # The panels are chosen from the values; under diffsci.jit they are a record recomputed
+    # by the compiled code (value_mask) and their counts, which set the shapes, a guard.
+    cols = [np.broadcast_to(x, (n,)) if np.ndim(getval(x)) == 0 else x for x in flat]
+    packed = value_mask(_panel_pack, *cols)
+    width = (packed.shape[1] - 1) // 2
+    mid, half, rot = np.real(packed[:, :width]), np.real(packed[:, width:-1]), packed[:, -1]
+    count = observed(_panel_count, half)
     order = np.argsort(count, kind="stable")
     sizes = count[order]
     # groups: a new one whenever the panel count doubles
