@@ -491,7 +491,13 @@ def _probe_input(dyn, rng, scale, permute, integers):
     for v in dyn:
         if isinstance(v, np.ndarray) and v.size and (
                 v.dtype.kind in "fc" or integers and v.dtype.kind in "biu" and v.size > 1):
-            w = v.ravel()[rng.permutation(v.size)].reshape(v.shape) if permute else v
+            w = v
+            if permute:
+                flat = v.ravel()
+                w = flat[rng.permutation(v.size)]
+                if np.array_equal(w, flat):  # (two entries: one permutation in two is this)
+                    w = np.roll(flat, 1)
+                w = w.reshape(v.shape)
             if v.dtype.kind in "fc":
                 f = rng.uniform(scale[0], scale[1], v.shape)
                 if scale[2]:

@@ -252,6 +252,116 @@ def test_every_spec_not_probed_is_right_at_a_second_input_unchecked(block, pytho
             jvg(*first)
             _leaves_close(jvg(*second), vg(*second),
                           "jit(value_and_grad(f)) at a second input, " + what)
+            tan = _tangent_pass(loss_of(spec.fun, rng, first), first)
+            jtan = ds.jit(tan, check=False)
+            jtan(*first)
+            _leaves_close(jtan(*second), tan(*second), "jit(jvp(f)) at a second input, " + what)
+
+
+def _tangent_pass(loss, first):
+    """``x -> jvp(loss, x, t)`` with a fixed tangent per argument."""
+    tans = tuple(np.full(np.shape(a), 0.7, np.result_type(np.asarray(a), 1.0)) for a in first)
+    return lambda *a: ds.jvp(loss, a, tans)
+
+
+# ---------------------------------------------------------------- two traces compared
+@pytest.mark.parametrize("block", range(8))
+def test_every_spec_right_at_a_second_input_through_the_twin_trace_alone(block, python_backend,
+                                                                         monkeypatch):
+    """``check=True`` with the numeric probe switched off: what keeps every spec (PROBED
+    ones included) right at a second input is the *twin trace*, jit's second trace of each
+    new specialization at other inputs, whose program must be the same as the first's.  A
+    constant that plain code computed from the inputs differs between the two programs,
+    whether or not the numbers it leads to happen to agree at the probe."""
+    from diffsci._jit import JitFunction
+
+    monkeypatch.setattr(JitFunction, "_probe", lambda *a: None)
+    for k in range(block, _n_specs(), 8):
+        spec, rng, first, second, loss_of = _spec_case(k)
+        what = f"spec {k} {spec.name} (twin trace only)"
+        loss = loss_of(spec.fun, rng, first)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for g, kind in ((spec.fun, "jit(f)"),
+                            (ds.value_and_grad(loss, argnums=tuple(range(len(first)))),
+                             "jit(value_and_grad(f))"),
+                            (_tangent_pass(loss, first), "jit(jvp(f))")):
+                jg = ds.jit(g)
+                jg(*first)
+                _leaves_close(jg(*second), g(*second), f"{kind} at a second input, {what}")
+
+
+_TWIN_CASES = {
+    # each was right at the traced input and at the numeric probe's inputs, wrong elsewhere
+    "modf": (lambda x: np.modf(x), (np.array([0.3, 1.7, -2.2]),), (np.array([2.3, -0.7, 5.2]),)),
+    "divmod": (lambda x: np.divmod(x, 0.7), (np.array([0.3, 1.7, -2.2]),),
+               (np.array([2.3, -0.7, 5.2]),)),
+    "frexp": (lambda x: np.frexp(x), (np.array([0.3, 1.7, -2.2]),), (np.array([2.3, -0.7, 5.2]),)),
+    "compress with a boolean input": (
+        lambda m, x: np.sum(np.compress(m, x) ** 2), (np.array([True, False, True]), np.ones(3)),
+        (np.array([False, True, True]), np.array([1.0, 2.0, 3.0]))),
+    "take with an integer input": (lambda i, x: np.sum(np.take(x, i) * x[:2]),
+                                   (np.array([0, 2]), np.arange(3.0)),
+                                   (np.array([2, 1]), np.array([1.0, 2.0, 5.0]))),
+    "heston Fourier panels": (
+        lambda s: __import__("finance").heston_price(
+            spot=100.0, strike=105.0, expiry=1.0, rate=0.01,
+            params=__import__("finance").HestonParams(kappa=1.5, theta=0.04, sigma=s, rho=-0.6,
+                                                      v0=0.04)), (0.5,), (1.4,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_TWIN_CASES))
+def test_twin_trace_catches_constants_from_values(name, python_backend):
+    """Programs whose trace holds a constant computed from the inputs: with the default check
+    they are right at other inputs, both the value and the gradient (compiled where the
+    constant is now a record or a guard, else eagerly with one warning naming what
+    differed)."""
+    f, first, second = _TWIN_CASES[name]
+    for g in (f, ds.value_and_grad(lambda *a: np.sum(ds.tree_leaves(f(*a))[0]),
+                                   argnums=len(first) - 1)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            jg = ds.jit(g)
+            jg(*first)
+            _leaves_close(jg(*second), g(*second), name)
+        msgs = [str(w.message) for w in caught if issubclass(w.category, JitWarning)]
+        assert all("traced again at a second input" in m for m in msgs), msgs
+
+
+def test_twin_trace_runs_random_draws_eagerly(python_backend):
+    """A function drawing from NumPy's global generator traces two programs with different
+    constants: it runs eagerly (new draws at every call, as in eager mode) instead of
+    freezing the draws of its trace."""
+    def f(x):
+        return np.sum(x * np.random.default_rng().standard_normal(3))
+
+    with pytest.warns(JitWarning, match="traced again at a second input"):
+        jf = ds.jit(f)
+        jf(np.ones(3))
+    assert jf(np.ones(3)) != jf(np.ones(3))
+    assert jf.stats()["eager"] >= 1
+
+
+def test_twin_trace_keeps_a_deterministic_program_compiled(python_backend):
+    """The twin trace does not flag what is the same at every input: constants of the
+    function, a seeded generator, closures, guards (another path is not compared)."""
+    w = np.array([0.5, -1.0, 2.0])
+
+    def f(x, n):
+        noise = np.random.default_rng(3).standard_normal(3)
+        y = np.tanh(x * w + noise)
+        for _ in range(n):
+            y = y * 0.9 + np.cos(y)
+        return np.sum(y) if np.sum(x) > 0 else -np.sum(y)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitWarning)
+        jf = ds.jit(f, static_argnums=1)
+        for x in (np.array([1.0, 2.0, 0.5]), np.array([0.3, 0.1, 0.2]),
+                  np.array([-1.0, -2.0, 0.5])):
+            np.testing.assert_allclose(jf(x, 3), f(x, 3), rtol=1e-12)
+    assert jf.stats()["eager"] == 0
 
 
 # ---------------------------------------------------------------- masks from values
@@ -437,12 +547,20 @@ def test_every_scipy_spec_not_probed_is_right_at_a_second_input_unchecked(module
                           "jit(value_and_grad(f)) at a second input, " + what)
 
 
+@pytest.mark.parametrize("numeric_probe", [True, False])
 @pytest.mark.parametrize("module", ["test_scipy_special", "test_scipy_linalg", "test_fft"])
-def test_every_scipy_spec_is_right_at_a_second_input(module, python_backend):
-    """With the default check (the probe), every spec of these tables, PROBED_SCIPY too."""
+def test_every_scipy_spec_is_right_at_a_second_input(module, numeric_probe, python_backend,
+                                                     monkeypatch):
+    """With the default check, every spec of these tables, PROBED_SCIPY too; with the
+    numeric probe off, the twin trace alone holds them (value and gradient)."""
     import importlib
 
+    from diffsci._jit import JitFunction
+
     from .test_jit import _loss_of
+
+    if not numeric_probe:
+        monkeypatch.setattr(JitFunction, "_probe", lambda *a: None)
 
     specs = importlib.import_module(f"{__package__}.{module}").SPECS
     for spec in specs:
