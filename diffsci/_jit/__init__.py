@@ -521,6 +521,9 @@ def opaque_reason(prim):
         return None
     if prim.__name__ in OPAQUE:
         return OPAQUE[prim.__name__]
+    if prim.__name__.startswith("jit_plain_"):
+        return ("a plain function of values recorded by diffsci.extend.value_mask (an index, "
+                "a count, a sorting permutation): NumPy, called at every call")
     mod = getattr(prim.fun, "__module__", None) or ""
     if isinstance(prim.fun, np.ufunc) and prim.fun.__name__ not in dir(np) or \
             mod.startswith(("scipy.special", "diffsci.scipy._special", "diffsci.scipy.special")):

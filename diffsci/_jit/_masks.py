@@ -173,7 +173,11 @@ def plain_of(ufunc, nin=None):
 
 
 def _jit_value_mask(ufunc, *args):
-    """``diffsci.numpy._util.value_mask`` while jit traces: the mask recorded."""
+    """``diffsci.numpy._util.value_mask`` while jit traces: the mask recorded at the jit level
+    only (its derivatives are zero: the levels of eager transforms above it are taken off,
+    so an index computed by it, a sorting permutation, is not an argument they
+    differentiate)."""
+    args = [_jit_condition(a) for a in args]
     return plain_of(ufunc, None if isinstance(ufunc, np.ufunc) else len(args))(*args)
 
 

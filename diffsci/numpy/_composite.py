@@ -399,11 +399,50 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 # ---------------------------------------------------------------- indexing
+def _in_range(idx, n, mode):
+    """Indices into an axis of length ``n`` as ``np.take``'s ``mode`` reads them (0 <= i < n)."""
+    idx = np.asarray(idx)
+    if mode == "wrap":
+        return np.mod(idx, n)
+    if mode == "clip":
+        return np.clip(idx, 0, n - 1)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index {idx.min() if idx.min() < -n else idx.max()} is out of bounds "
+                         f"for axis with size {n}")
+    return np.where(idx < 0, idx + n, idx)
+
+
+def _flat_take(idx, shape, axis, mode):
+    """Positions in ``ravel(a)`` of ``np.take(a, idx, axis)`` for ``a`` of ``shape``."""
+    n, post = shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+    idx = _in_range(idx, n, mode)
+    pre = np.arange(int(np.prod(shape[:axis], dtype=np.int64))).reshape((-1,) + (1,) * idx.ndim)
+    flat = ((pre * n + idx)[..., None] * post + np.arange(post)).astype(np.intp)
+    return flat.reshape(shape[:axis] + idx.shape + shape[axis + 1:])
+
+
+def _flat_along(idx, shape, axis):
+    """Positions in ``ravel(a)`` of ``np.take_along_axis(a, idx, axis)``."""
+    idx = _in_range(idx, shape[axis], "raise")
+    nd = len(shape)
+    grids = [idx if d == axis else np.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
+             for d in range(nd)]
+    return np.ravel_multi_index(np.broadcast_arrays(*grids), shape)
+
+
+def _argsort(a, axis, kind, stable):
+    return np.argsort(a, axis=axis, kind=kind, stable=stable)
+
+
 @_numpy_on_plain(np.take, arrays=(0,))
 def take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None:
         a, axis = W.ravel(a), 0
-    n = np.shape(getval(a))[axis]
+    shape = np.shape(getval(a))
+    if is_tracer(indices):  # under diffsci.jit: the positions recorded, recomputed by the code
+        axis = _axis(axis, len(shape))
+        return W.getitem(W.ravel(a), _util.value_mask(_flat_take, indices, shape, axis, mode))
+    n = shape[axis]
     idx = np.asarray(getval(indices))
     if mode == "wrap":
         idx = np.mod(idx, n)
@@ -419,6 +458,8 @@ def take_along_axis(arr, indices, axis=-1):
     shape = np.shape(getval(arr))
     nd = len(shape)
     axis = _axis(axis, nd)
+    if is_tracer(indices):  # under diffsci.jit (a recorded argsort, an integer input)
+        return W.getitem(W.ravel(arr), _util.value_mask(_flat_along, indices, shape, axis))
     idx = tuple(np.asarray(getval(indices)) if d == axis
                 else np.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
                 for d in range(nd))
@@ -458,7 +499,10 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Sorted copy; the gradient follows the sorting permutation (ties: the stable order)."""
     if axis is None:
         a, axis = W.ravel(a), -1
-    perm = np.argsort(getval(a), axis=axis, kind=kind, order=order, stable=stable)
+    if order is not None:
+        perm = np.argsort(getval(a), axis=axis, kind=kind, order=order, stable=stable)
+    else:  # recorded under diffsci.jit: the compiled code sorts its own input
+        perm = _util.value_mask(_argsort, a, axis, kind, stable)
     return take_along_axis(a, perm, axis)
 
 
@@ -481,10 +525,14 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     return W.broadcast_to(_cast(fill_value, dtype), shape)
 
 
+def _arange_length(*args):
+    return len(np.arange(*args))
+
+
 @_numpy_on_plain(np.arange, arrays=())
 def arange(*args, dtype=None, **kwargs):
     """``numpy.arange``; traced ``start``/``step`` give ``start + i * step`` (differentiable)."""
-    n = len(np.arange(*[getval(x) for x in args]))
+    n = _util.observed(_arange_length, *args)  # the length: a guard under diffsci.jit
     start = args[0] if len(args) > 1 else 0
     step = args[2] if len(args) > 2 else 1
     return _cast(start + np.arange(n) * step, dtype)

@@ -42,7 +42,7 @@ defjvp(W._pad_p, _pad_jvp)
 defjvp(W.scatter_add,
        lambda t, ans, base, v, idx=None: _bc(t, ans),
        lambda t, ans, base, v, idx=None: W.scatter_add(
-           np.zeros(np.shape(ans), np.result_type(getval(t), getval(ans))), t, idx=idx))
+           np.zeros(np.shape(ans), np.result_type(getval(t), getval(ans))), t, idx))
 
 
 # ---------------------------------------------------------------- sequences of arrays

@@ -337,13 +337,20 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     NumPy's partitioned array (found by matching both arrays' stable sort orders)."""
     if axis is None:
         a, axis = W.ravel(a), -1
-    v = getval(a)
+    if order is not None:
+        return C.take_along_axis(a, _partition_perm(getval(a), kth, axis, kind, order), axis)
+    # recorded under diffsci.jit: the compiled code partitions its own input
+    return C.take_along_axis(a, _util.value_mask(_partition_perm, a, kth, axis, kind), axis)
+
+
+def _partition_perm(v, kth, axis, kind, order=None):
+    """The permutation taking ``v`` to ``np.partition(v, kth, axis)``."""
     p = np.partition(v, kth, axis=axis, kind=kind, order=order)
     order_p = np.argsort(p, axis=axis, kind="stable")
     order_a = np.argsort(v, axis=axis, kind="stable")
     perm = np.empty_like(order_a)
     np.put_along_axis(perm, order_p, order_a, axis=axis)
-    return C.take_along_axis(a, perm, axis)
+    return perm
 
 
 @_numpy_on_plain(np.apply_along_axis, arrays=(2,))
@@ -412,19 +419,28 @@ def ldexp(x1, x2, /):
 
 @_numpy_on_plain(np.frexp, arrays=(0,))
 def frexp(x, /):
-    m, e = np.frexp(getval(x))
-    return W.multiply(x, np.ldexp(1.0, -e).astype(m.dtype)), e
+    # the exponent and its power of two: value_masks (recomputed under diffsci.jit)
+    return W.multiply(x, _util.value_mask(_frexp_scale, x)), _util.value_mask(_frexp_exp, x)
+
+
+def _frexp_exp(x):
+    return np.frexp(x)[1]
+
+
+def _frexp_scale(x):
+    m, e = np.frexp(x)
+    return np.ldexp(1.0, -e).astype(m.dtype)
 
 
 @_numpy_on_plain(np.modf, arrays=(0,))
 def modf(x, /):
-    whole = np.trunc(getval(x))
+    whole = _util.value_mask(np.trunc, x)
     return W.subtract(x, whole), whole
 
 
 @_numpy_on_plain(np.divmod, arrays=(0, 1))
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
-    return np.floor_divide(getval(x1), getval(x2)), W.remainder(x1, x2)
+    return _util.value_mask(np.floor_divide, x1, x2), W.remainder(x1, x2)
 
 
 @_numpy_on_plain(np.real_if_close, arrays=(0,))
@@ -585,61 +601,50 @@ def _quantile_core(a, q, axis, method, keepdims, nan_policy, name):
         x = W.reshape(x, _shape(x)[:nd - len(ax_list)] + (-1,))
     xv = getval(x)
     n = xv.shape[-1]
+    xsv_shape = xv.shape
     qv = np.asarray(getval(q))
-    if np.any((qv < 0) | (qv > 1)):
+    if _util.observed(lambda q: bool(np.any((q < 0) | (q > 1))), q):
         raise ValueError(f"{name}: quantiles must be in the range [0, 1]")
     xs = C.sort(x, axis=-1)
-    xsv = getval(xs)
-    nanmask = np.isnan(xsv)
-    cnt = (n - np.sum(nanmask, axis=-1)) if nan_policy == "omit" else np.full(xv.shape[:-1], n)
-    cnt = cnt[..., None]  # (..., 1): broadcasts against q's axes, moved to the end below
+    # what is read from the values (the NaN counts, the order statistics to interpolate
+    # between) is a value_mask: recorded under diffsci.jit, recomputed by the compiled code
+    stats = _util.value_mask(_nan_stats, xs, nan_policy == "omit")
+    cnt, bad = stats[..., 0:1], stats[..., 1]
     qb = q if np.ndim(qv) == 0 else W.reshape(q, (1,) * (xv.ndim - 1) + qv.shape + (1,))
     # q's dims go after the batch dims: shapes (..., *q.shape, 1)
-    cntb = cnt.reshape(cnt.shape[:-1] + (1,) * qv.ndim + (1,))
-    if method in _CONTINUOUS:
+    cntb = W.reshape(cnt, _shape(cnt)[:-1] + (1,) * qv.ndim + (1,))
+    if method in _CONTINUOUS and method != "linear":
         al, be = _CONTINUOUS[method]
-        if method == "linear":
-            vidx = W.multiply(qb, cntb - 1.0)
-        else:
-            vidx = W.subtract(W.add(W.multiply(qb, cntb), W.add(al, W.multiply(
-                qb, 1.0 - al - be))), 1.0)
-        vi = getval(vidx)
-        lo = np.floor(vi)
-        below, above = vi < 0, vi >= cntb - 1
-        gamma = W.subtract(vidx, lo)
-        lo = np.where(below, 0, np.where(above, cntb - 1, lo))
-        hi = np.where(below, 0, np.where(above, cntb - 1, lo + 1))
-        gamma = W.where(below | above, 0.0, gamma)
+        vidx = W.subtract(W.add(W.multiply(qb, cntb), W.add(al, W.multiply(
+            qb, 1.0 - al - be))), 1.0)
     else:
-        vi = (qv if qv.ndim == 0 else qv.reshape(getval(qb).shape)) * (cntb - 1.0)
-        if method == "midpoint":
-            lo, hi = np.floor(vi), np.ceil(vi)
-            gamma = np.where(lo == hi, 0.0, 0.5)
-        else:
-            lo = hi = _DISCRETE[method](vi)
-            gamma = np.zeros(np.shape(vi))
-    lo = np.clip(lo, 0, builtins.max(n - 1, 0)).astype(np.intp)
-    hi = np.clip(hi, 0, builtins.max(n - 1, 0)).astype(np.intp)
-    xs_b = W.reshape(xs, xsv.shape[:-1] + (1,) * qv.ndim + (n,))
-    shape_b = np.broadcast_shapes(lo.shape[:-1] + (n,), xs_b.shape)
+        vidx = W.multiply(qb, W.subtract(cntb, 1.0))
+    plan = _util.value_mask(_quantile_plan, vidx, cntb, n, method)
+    lo, hi = W.astype(plan[..., 0:1], np.intp), W.astype(plan[..., 1:2], np.intp)
+    if method in _CONTINUOUS:  # the fraction between them, differentiable in q
+        gamma = W.where(_util.value_mask(np.not_equal, plan[..., 2:3], 0.0), 0.0,
+                        W.subtract(vidx, plan[..., 3:4]))
+    else:
+        gamma = plan[..., 3:4]
+    xs_b = W.reshape(xs, xsv_shape[:-1] + (1,) * qv.ndim + (n,))
+    shape_b = np.broadcast_shapes(_shape(lo)[:-1] + (n,), _shape(xs_b))
     xs_b = W.broadcast_to(xs_b, shape_b)
-    lo = np.broadcast_to(lo, shape_b[:-1] + (1,))
-    hi = np.broadcast_to(hi, shape_b[:-1] + (1,))
+    lo = W.broadcast_to(lo, shape_b[:-1] + (1,))
+    hi = W.broadcast_to(hi, shape_b[:-1] + (1,))
     below_v = W.squeeze(C.take_along_axis(xs_b, lo, -1), -1)
     above_v = W.squeeze(C.take_along_axis(xs_b, hi, -1), -1)
-    t = gamma if np.ndim(getval(gamma)) == 0 else W.squeeze(
-        W.broadcast_to(gamma, shape_b[:-1] + (1,)), -1)
+    t = W.squeeze(W.broadcast_to(gamma, shape_b[:-1] + (1,)), -1)
     diff_ba = W.subtract(above_v, below_v)
-    tv = getval(t)
-    res = W.where(tv >= 0.5, W.subtract(above_v, W.multiply(diff_ba, W.subtract(1.0, t))),
+    res = W.where(_util.value_mask(np.greater_equal, t, 0.5),
+                  W.subtract(above_v, W.multiply(diff_ba, W.subtract(1.0, t))),
                   W.add(below_v, W.multiply(diff_ba, t)))
     # NaNs: 'propagate' gives NaN for a slice holding one, 'omit' for an all-NaN slice.
-    bad = np.any(nanmask, -1) if nan_policy == "propagate" else (cnt[..., 0] == 0)
-    bad = bad.reshape(bad.shape + (1,) * qv.ndim)
-    if np.any(bad):
+    bad = W.reshape(bad, _shape(bad) + (1,) * qv.ndim)
+    if np.any(bad):  # a guard under diffsci.jit
         if nan_policy == "omit":
             _all_nan_warning(name)
-        res = W.where(np.broadcast_to(bad, _shape(res)), np.nan, res)
+        res = W.where(_util.value_mask(np.not_equal, W.broadcast_to(bad, _shape(res)), 0),
+                      np.nan, res)
     # NumPy's layout: q's axes first, then the kept axes.
     nb = xv.ndim - 1
     if qv.ndim:
@@ -652,6 +657,40 @@ def _quantile_core(a, q, axis, method, keepdims, nan_policy, name):
             full.append(1 if d in ax_list else rest.pop(0))
         res = W.reshape(res, tuple(shape + full))
     return res
+
+
+def _nan_stats(xs, omit):
+    """Per slice of ``xs`` (last axis): the number of values a quantile uses and whether the
+    slice gives NaN (holds a NaN; 'omit': has nothing but NaNs), as ``(..., 2)`` integers."""
+    nan = np.isnan(xs)
+    n = xs.shape[-1]
+    cnt = n - np.sum(nan, -1) if omit else np.full(xs.shape[:-1], n)
+    bad = (cnt == 0) if omit else np.any(nan, -1)
+    return np.stack([cnt, bad.astype(cnt.dtype)], -1)
+
+
+def _quantile_plan(vidx, cnt, n, method):
+    """From the virtual index ``vidx`` of a quantile in its sorted slice of ``cnt`` values
+    (of ``n``): ``(..., 4)`` floats, the positions below and above, whether it lies outside
+    ``[0, cnt - 1]`` and ``floor(vidx)`` (continuous methods), or ``method``'s fixed fraction
+    (the discrete ones)."""
+    vi = np.asarray(vidx, dtype=np.float64)
+    cnt = np.broadcast_to(cnt, vi.shape)
+    zero = np.zeros(vi.shape)
+    if method in _CONTINUOUS:
+        base = np.floor(vi)
+        below, above = vi < 0, vi >= cnt - 1
+        lo = np.where(below, 0, np.where(above, cnt - 1, base))
+        hi = np.where(below, 0, np.where(above, cnt - 1, base + 1))
+        outside, last = (below | above).astype(np.float64), base
+    elif method == "midpoint":
+        lo, hi = np.floor(vi), np.ceil(vi)
+        outside, last = zero, np.where(lo == hi, 0.0, 0.5)
+    else:
+        lo = hi = _DISCRETE[method](vi)
+        outside, last = zero, zero
+    top = builtins.max(n - 1, 0)
+    return np.stack([np.clip(lo, 0, top), np.clip(hi, 0, top), outside, last], -1)[..., 0, :]
 
 
 def _check_weights(weights, name):
@@ -721,6 +760,14 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
                           "nanpercentile")
 
 
+def _median_plan(xs, omit):
+    """Per sorted slice: the two middle positions (equal for odd counts) and whether the
+    slice gives NaN, as ``(..., 3)`` integers."""
+    cnt, bad = np.moveaxis(_nan_stats(xs, omit), -1, 0)
+    top = builtins.max(xs.shape[-1] - 1, 0)
+    return np.stack([np.clip((cnt - 1) // 2, 0, top), np.clip(cnt // 2, 0, top), bad], -1)
+
+
 def _median_core(a, axis, keepdims, omit, name):
     """The mean of the two middle order statistics (one for odd counts), as NumPy's."""
     a = _arr(a)
@@ -733,19 +780,15 @@ def _median_core(a, axis, keepdims, omit, name):
         x = W.moveaxis(a, ax_list, tuple(range(-len(ax_list), 0)))
         x = W.reshape(x, _shape(x)[:nd - len(ax_list)] + (-1,))
     xs = C.sort(x, axis=-1)
-    xsv = getval(xs)
-    n = xsv.shape[-1]
-    nanmask = np.isnan(xsv)
-    cnt = n - np.sum(nanmask, -1, keepdims=True) if omit else np.full(xsv.shape[:-1] + (1,), n)
-    lo = np.clip((cnt - 1) // 2, 0, builtins.max(n - 1, 0))
-    hi = np.clip(cnt // 2, 0, builtins.max(n - 1, 0))
+    # the middle positions and the NaN slices: recorded under diffsci.jit (value_mask)
+    plan = _util.value_mask(_median_plan, xs, omit)
+    lo, hi, bad = plan[..., 0:1], plan[..., 1:2], plan[..., 2]
     res = W.true_divide(W.add(C.take_along_axis(xs, lo, -1), C.take_along_axis(xs, hi, -1)), 2)
     res = W.squeeze(res, -1)
-    bad = (cnt[..., 0] == 0) if omit else np.any(nanmask, -1)
-    if np.any(bad):
+    if np.any(bad):  # a guard under diffsci.jit
         if omit:
             _all_nan_warning(name)
-        res = W.where(bad, np.nan, res)
+        res = W.where(_util.value_mask(np.not_equal, bad, 0), np.nan, res)
     if keepdims:
         res = W.reshape(res, tuple(1 if d in ax_list else s for d, s in enumerate(v.shape)))
     return res
@@ -1320,13 +1363,20 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 @_numpy_on_plain(np.unwrap, arrays=(0,))
 def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     """``numpy.unwrap``: the multiples of ``period`` it adds are constants (gradient 1)."""
-    pv = np.asarray(getval(p))
-    nd = pv.ndim
+    nd = len(_shape(p))
     axis = _axis(axis, nd)
-    dd = np.diff(pv, axis=axis)
     if discont is None:
         discont = period / 2
     slice1 = _along(axis, slice(1, None))
+    # the multiples of period added: a value_mask (recomputed under diffsci.jit)
+    steps = _util.value_mask(_unwrap_steps, p, axis, discont, period)
+    tail = W.add(W.getitem(p, slice1), steps)
+    return W.concatenate([W.getitem(p, _along(axis, slice(0, 1))), tail], axis=axis)
+
+
+def _unwrap_steps(pv, axis, discont, period):
+    """The cumulated corrections ``numpy.unwrap`` adds to ``pv[1:]`` along ``axis``."""
+    dd = np.diff(pv, axis=axis)
     dtype = np.result_type(dd, period)
     if np.issubdtype(dtype, np.integer):
         interval_high, rem = divmod(period, 2)
@@ -1340,8 +1390,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
         np.copyto(ddmod, interval_high, where=(ddmod == interval_low) & (dd > 0))
     ph_correct = ddmod - dd
     np.copyto(ph_correct, 0, where=abs(dd) < discont)
-    tail = W.add(W.getitem(p, slice1), np.cumsum(ph_correct, axis=axis))
-    return W.concatenate([W.getitem(p, _along(axis, slice(0, 1))), tail], axis=axis)
+    return np.cumsum(ph_correct, axis=axis)
 
 
 @_numpy_on_plain(np.polydiv, arrays=(0, 1))
@@ -1546,6 +1595,10 @@ def kaiser(M, beta):
 __all__ += ["kaiser"]
 
 
+def _nonzero_positions(v):
+    return np.nonzero(np.ravel(v))[0]
+
+
 @_numpy_on_plain(np.roots, arrays=(0,))
 def roots(p):
     """Roots of a polynomial: the eigenvalues of its companion matrix (NumPy's algorithm),
@@ -1559,7 +1612,7 @@ def roots(p):
     if len(_shape(p)) != 1:
         raise ValueError("Input must be a rank-1 array.")
     pv = getval(p)
-    nz = np.nonzero(np.ravel(pv))[0]
+    nz = _util.observed(_nonzero_positions, p)  # structural: a guard under diffsci.jit
     if len(nz) == 0:
         return np.array([])
     trailing = len(pv) - nz[-1] - 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from . import _util
 from . import _wrap as W
 from ._composite import _traced, array, diff, linspace
 from ._util import unbroadcast
@@ -53,10 +54,10 @@ def _exact(value, traced):
     t = np.asarray(getval(traced))
     with np.errstate(invalid="ignore"):
         d = W.subtract(t, traced)
-    fin = np.isfinite(t)
+    fin = _util.value_mask(np.isfinite, traced)
     if not fin.all():
         d = W.where(fin, d, np.zeros((), t.dtype))
-    return W.subtract(np.asarray(value), d)
+    return W.subtract(value if is_tracer(value) else np.asarray(value), d)
 
 
 def _mean_of_copies(x, u):
@@ -66,7 +67,15 @@ def _mean_of_copies(x, u):
     if u.size == 0:
         return u
     xf = W.ravel(x)
-    xv = np.asarray(getval(xf))
+    # which entries of x are copies of which value: a guard under diffsci.jit (as u is)
+    idx, sel, ginv, k = _util.observed(_copies, xf, u)
+    sums = W.scatter_add(np.zeros(len(k), k.dtype), W.getitem(xf, sel), idx=idx)
+    return _exact(u, W.getitem(W.true_divide(sums, k), ginv))
+
+
+def _copies(xv, u):
+    """For :func:`_mean_of_copies`: the value of ``u`` each finite copy in ``xv`` goes to,
+    the copies, the entry of ``unique(u)`` of each ``u``, and the number of copies."""
     uu, ginv = np.unique(u, return_inverse=True)
     ux, xinv = np.unique(xv, return_inverse=True)  # match the distinct values only (fast)
     upos = np.minimum(np.searchsorted(uu, ux), len(uu) - 1)
@@ -74,8 +83,7 @@ def _mean_of_copies(x, u):
     sel = np.flatnonzero(((uu[upos] == ux) & np.isfinite(ux))[xinv.ravel()])
     dt = np.result_type(xv.dtype, u.dtype)
     k = np.maximum(np.bincount(pos[sel], minlength=len(uu)), 1).astype(dt)
-    sums = W.scatter_add(np.zeros(len(uu), dt), W.getitem(xf, sel), idx=pos[sel])
-    return _exact(u, W.getitem(W.true_divide(sums, k), ginv.ravel()))
+    return pos[sel], sel, ginv.ravel(), k
 
 
 def _mean_of_slices(x, u, axis, inverse):
@@ -130,14 +138,17 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """
     ar = _arr(ar)
     av = getval(ar)
-    res = np.unique(av, return_index, return_inverse, return_counts, axis, **kwargs)
     if not is_tracer(ar):
-        return res
+        return np.unique(av, return_index, return_inverse, return_counts, axis, **kwargs)
+    # the values (and what they index) are structure: a guard under diffsci.jit
+    res = _util.observed(lambda v: np.unique(v, return_index, return_inverse, return_counts,
+                                             axis, **kwargs), ar)
     vals = res[0] if isinstance(res, tuple) else res
     if axis is None:
         traced = _mean_of_copies(ar, vals)
     else:
-        inv = np.unique(av, return_inverse=True, axis=axis, **kwargs)[1]
+        inv = _util.observed(lambda v: np.unique(v, return_inverse=True, axis=axis,
+                                                 **kwargs)[1], ar)
         traced = _mean_of_slices(ar, vals, axis, inv)
     return _with_values(res, traced)
 
@@ -191,7 +202,7 @@ def union1d(ar1, ar2):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    u = np.union1d(getval(ar1), getval(ar2))
+    u = _util.observed(lambda a, b: np.union1d(a, b), ar1, ar2)  # a guard under jit
     if not (is_tracer(ar1) or is_tracer(ar2)):
         return u
     return _mean_of_copies(_both(ar1, ar2), u)
@@ -221,7 +232,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    res = np.intersect1d(getval(ar1), getval(ar2), assume_unique, return_indices)
+    res = _util.observed(lambda a, b: np.intersect1d(a, b, assume_unique, return_indices),
+                         ar1, ar2)  # a guard under diffsci.jit
     if not (is_tracer(ar1) or is_tracer(ar2)):
         return res
     vals = res[0] if return_indices else res
@@ -251,7 +263,7 @@ def setdiff1d(ar1, ar2, assume_unique=False):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    u = np.setdiff1d(getval(ar1), getval(ar2), assume_unique)
+    u = _util.observed(lambda a, b: np.setdiff1d(a, b, assume_unique), ar1, ar2)  # a guard under jit
     if not is_tracer(ar1):
         return u
     return _mean_of_copies(ar1, u)
@@ -280,13 +292,17 @@ def setxor1d(ar1, ar2, assume_unique=False):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    u = np.setxor1d(getval(ar1), getval(ar2), assume_unique)
+    u = _util.observed(lambda a, b: np.setxor1d(a, b, assume_unique), ar1, ar2)  # a guard under jit
     if not (is_tracer(ar1) or is_tracer(ar2)):
         return u
     return _mean_of_copies(_both(ar1, ar2), u)
 
 
 # ---------------------------------------------------------------- bin edges
+def _plain_edges(a, bins, *rng):
+    return np.histogram_bin_edges(a, bins, rng or None)
+
+
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
     """``numpy.histogram_bin_edges``, differentiable in ``a``, ``range`` and array ``bins``.
 
@@ -312,9 +328,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
     """
     a, bins = _arr(a), _arr(bins)
     rng = None if range is None else tuple(_arr(r) for r in range)
-    edges = np.histogram_bin_edges(getval(a), getval(bins),
-                                   None if rng is None else tuple(getval(r) for r in rng),
-                                   getval(weights))
+    # NumPy's edges of the values: a value_mask (recomputed under diffsci.jit)
+    edges = _util.value_mask(_plain_edges, a, bins, *(() if rng is None else rng))
     if np.ndim(getval(bins)) == 1:
         return _exact(edges, bins) if is_tracer(bins) else edges
     if rng is None:
@@ -325,7 +340,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
         lo, hi = rng
         if not (is_tracer(lo) or is_tracer(hi)):
             return edges
-    if getval(lo) == getval(hi):
+    if _util.observed(np.equal, lo, hi):  # a guard under diffsci.jit
         lo, hi = W.subtract(lo, 0.5), W.add(hi, 0.5)
     return _exact(edges, linspace(lo, hi, len(edges)))
 

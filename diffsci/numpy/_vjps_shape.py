@@ -11,7 +11,7 @@ import string
 
 import numpy as np
 
-from .._core import defvjp, getval
+from .._core import defvjp, getval, is_tracer
 from . import _wrap as W
 from ._util import cj, unbroadcast
 
@@ -136,8 +136,9 @@ def _getitem_vjp(g, ans, x, idx):
         out = np.zeros(x.shape, g.dtype if g.dtype == x.dtype else np.result_type(g, x))
     else:
         out = np.zeros(np.shape(x), np.result_type(getval(g), getval(x)))
-    if type(g) is not np.ndarray and not isinstance(g, np.generic):  # traced: stay differentiable
-        return W.scatter_add(out, g, idx=idx)
+    # traced (g, or under jit the index: a recorded permutation): stay differentiable
+    if type(g) is not np.ndarray and not isinstance(g, np.generic) or is_tracer(idx):
+        return W.scatter_add(out, g, idx)  # idx positional: it may be traced
     if _is_basic_index(idx):
         out[idx] = g
     else:

@@ -14,6 +14,7 @@ import builtins
 import numpy as np
 
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from . import _util
 from . import _wrap as W
 from ._sets import _density, histogram_bin_edges
 
@@ -79,9 +80,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     ev = np.asarray(getval(edges))
     if is_tracer(weights):
         counts = _weighted_counts([av.ravel()], [ev], weights, False)
-    else:
-        counts = np.histogram(av, ev, weights=getval(weights))[0]
+    else:  # the counts: a value_mask (recomputed under diffsci.jit)
+        counts = _util.value_mask(_plain_counts, a, edges, weights)
     return (_density(counts, edges) if density else counts), edges
+
+
+def _plain_counts(a, edges, weights):
+    return np.histogram(a, edges, weights=weights)[0]
 
 
 def _plain_range(range):  # noqa: A002

@@ -156,10 +156,15 @@ _astype_p = primitive(_astype, name="astype")
 
 def astype(x, dtype, /, *, copy=True, device=None):
     """``numpy.astype``: a cast.  Casting to an integer or boolean dtype cuts the gradient
-    (the result is a plain array); float/complex casts are differentiable."""
+    (the result is a plain array; under diffsci.jit a record, recomputed by the compiled
+    code); float/complex casts are differentiable."""
     if np.dtype(dtype).kind not in "fc":
-        return np.astype(np.asarray(getval(x)), dtype, copy=copy)
+        return _util.value_mask(_plain_cast, x, np.dtype(dtype), copy)
     return _astype_p(x, dtype=dtype, copy=copy)
+
+
+def _plain_cast(x, dtype, copy):
+    return np.astype(np.asarray(x), dtype, copy=copy)
 
 
 def _atleast(prim, arys):

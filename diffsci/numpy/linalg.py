@@ -35,6 +35,7 @@ import numpy as np
 from numpy.linalg import LinAlgError  # noqa: F401  re-exported
 
 from .._core import getval, is_tracer, nondifferentiable, primitive
+from . import _util
 from . import _wrap as W
 from ._composite import _numpy_on_plain, cross, matrix_transpose, outer, vecdot  # noqa: F401
 from ._composite import _traced as _traced_tree
@@ -253,16 +254,20 @@ _pinv_p = primitive(_pinv, name="pinv")
 _traced = is_tracer
 
 
+def _slogdet_sign(a):
+    return np.linalg.slogdet(a)[0]
+
+
 def slogdet(a):
     """``numpy.linalg.slogdet``: ``(sign, logabsdet)``, both differentiable for complex ``a``
     (the sign of a real matrix is piecewise constant and comes back plain)."""
     if not _traced(a):
         return np.linalg.slogdet(a)
-    plain_sign = np.linalg.slogdet(getval(a))[0]
+    plain_sign = _util.value_mask(_slogdet_sign, a)  # recomputed under diffsci.jit
     ld = _logdet_p(a)
     if not np.iscomplexobj(getval(a)):
         return SlogdetResult(plain_sign, ld)
-    sign = W.where(plain_sign == 0, 0, W.exp(1j * W.imag(ld)))
+    sign = W.where(_util.value_mask(np.equal, plain_sign, 0), 0, W.exp(1j * W.imag(ld)))
     return SlogdetResult(sign, W.real(ld))
 
 
@@ -366,9 +371,13 @@ def eig(a):
     p = _eig_p(a)
     w = W.getitem(p, (Ellipsis, 0, slice(None)))
     v = W.getitem(p, (Ellipsis, slice(1, None), slice(None)))
-    if not np.iscomplexobj(getval(a)) and np.all(np.imag(getval(w)) == 0):
+    if not np.iscomplexobj(getval(a)) and _util.observed(_all_real, w):  # a guard under jit
         w, v = W.real(w), W.real(v)  # NumPy returns real results then
     return EigResult(w, v)
+
+
+def _all_real(w):
+    return bool(np.all(np.imag(w) == 0))
 
 
 def eigvals(a):

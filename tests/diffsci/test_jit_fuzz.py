@@ -231,14 +231,15 @@ def test_jit_fuzz_compiled_sample(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("block", range(4))
 def test_every_spec_not_probed_is_right_at_a_second_input_unchecked(block, python_backend):
-    """With ``check=False`` (no probe to fall back on) every spec outside PROBED is right at
-    a second input: its compiled program recomputes each mask, sign and tie from the traced
-    values.  PROBED is the complete list of what still needs the probe."""
+    """With ``check=False`` (no probe, no twin trace to fall back on) every spec outside
+    PROBED (now empty) is right at a second input, value, gradient and tangent: its compiled
+    program recomputes each mask, sign, tie, permutation and count from the traced values,
+    or guards it."""
     from .test_jit import PROBED
 
     for k in range(block, _n_specs(), 4):
         spec, rng, first, second, loss_of = _spec_case(k)
-        if spec.name in PROBED or spec.name == "geomspace":  # geomspace: probed under vjp
+        if spec.name in PROBED:
             continue
         what = f"spec {k} {spec.name} (check=False)"
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -289,6 +290,55 @@ def test_every_spec_right_at_a_second_input_through_the_twin_trace_alone(block, 
                 jg = ds.jit(g)
                 jg(*first)
                 _leaves_close(jg(*second), g(*second), f"{kind} at a second input, {what}")
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_every_spec_traces_one_program_on_a_path(block, python_backend):
+    """The structural form of the test above, and the reason it holds: traced again at the
+    twin trace's second inputs, every spec (value, value and gradient, tangent) gives the
+    same program, operation for operation and constant for constant, whenever its guards
+    came out the same.  A constant computed from the inputs by plain code would differ
+    (before: sorts, partitions, medians and quantiles, norms' sign masks, modf/divmod/frexp,
+    casts to integers, arange's length, histograms, unwrap, roots, slogdet's sign, the set
+    functions)."""
+    from diffsci._jit import _probe_input, _trace
+    from diffsci._tree import tree_flatten
+
+    def program(g, args):
+        tr, out = _trace.trace(lambda t: g(*t), list(args))
+        try:
+            leaves, tree = tree_flatten(out)
+            return _trace.build(tr, leaves, tree, None)
+        finally:
+            tr.tape.records.clear()
+
+    compared = 0
+    for k in range(block, _n_specs(), 4):
+        spec, rng, first, _, loss_of = _spec_case(k)
+        loss = loss_of(spec.fun, rng, first)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for g, kind in ((spec.fun, "f"),
+                            (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
+                            (_tangent_pass(loss, first), "jvp")):
+                try:
+                    a = program(g, first)
+                except Exception:  # noqa: BLE001 - not traceable: runs eagerly, tested above
+                    continue
+                r = np.random.default_rng(k)
+                for scale, perm in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False),
+                                                                  False), ((0.5, 2.0, True), True)):
+                    probe = _probe_input(list(first), r, scale, permute=perm, integers=perm)
+                    if probe is None:
+                        break
+                    try:
+                        b = program(g, probe)
+                    except Exception:  # noqa: BLE001 - outside the spec's domain
+                        continue
+                    compared += _trace._same_guards(a, b)
+                    what = _trace.twin_difference(a, b)
+                    assert what is None, f"spec {k} {spec.name} {kind}: {what}"
+    assert compared > 150  # most specs were compared on one path (not all skipped)
 
 
 _TWIN_CASES = {
@@ -362,6 +412,77 @@ def test_twin_trace_keeps_a_deterministic_program_compiled(python_backend):
                   np.array([-1.0, -2.0, 0.5])):
             np.testing.assert_allclose(jf(x, 3), f(x, 3), rtol=1e-12)
     assert jf.stats()["eager"] == 0
+
+
+# ---------------------------------------------------------------- order statistics
+_METHODS = ("linear", "hazen", "weibull", "median_unbiased", "normal_unbiased",
+            "interpolated_inverted_cdf", "lower", "higher", "nearest", "midpoint")
+_ORDER = {
+    "sort": lambda x, q: np.sort(x, axis=1) * np.arange(1.0, 6.0),
+    "sort axis=None": lambda x, q: np.sort(x, axis=None)[::3],
+    "sort axis=0": lambda x, q: np.sort(x, axis=0)[-1],
+    "partition": lambda x, q: np.partition(x, 2, axis=1)[:, :3] * 1.5,
+    "median": lambda x, q: np.median(x, axis=1),
+    "median axis=None": lambda x, q: np.median(x),
+    "nanmedian": lambda x, q: np.nanmedian(x, axis=0),
+    "percentile": lambda x, q: np.percentile(x, 100.0 * q, axis=1),
+    "nanquantile": lambda x, q: np.nanquantile(x, q),
+    **{f"quantile {m}": (lambda x, q, m=m: np.quantile(x, q, axis=1, method=m)) for m in _METHODS},
+}
+
+
+@pytest.mark.parametrize("name", list(_ORDER))
+def test_order_statistics_follow_the_input_unchecked(name, python_backend):
+    """Sorting permutations, the order statistics a quantile interpolates between and its
+    NaN counts are recorded (value_mask) and recomputed by the compiled code: with
+    ``check=False`` (no probe, no twin trace), traced at one input and called at others
+    (other orders, ties, other quantiles q), values, gradients in x and q and tangents equal
+    eager mode's, from one specialization."""
+    f = _ORDER[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    w = rng.standard_normal((4, 5))
+
+    def loss(x, q):
+        return np.sum(np.sin(f(x, q)) * 1.3) + np.sum(x * w)
+
+    vg = ds.value_and_grad(loss, argnums=(0, 1))
+    tan = lambda x, q: ds.jvp(loss, (x, q), (w, np.full(3, 0.3)))  # noqa: E731
+    inputs = [(rng.standard_normal((4, 5)), rng.uniform(0.05, 0.95, 3)) for _ in range(4)]
+    inputs.append((np.round(inputs[0][0]), np.array([0.0, 0.5, 1.0])))  # ties; q at the ends
+    nan = "nan" in name
+    if nan:
+        for x, _ in inputs:
+            x[rng.integers(0, 4, 3), rng.integers(0, 5, 3)] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("error", JitWarning)
+        jf, jvg, jtan = (ds.jit(g, check=False) for g in (lambda x, q: f(x, q), vg, tan))
+        for x, q in inputs:
+            for jg, g in ((jf, lambda x, q: f(x, q)), (jvg, vg), (jtan, tan)):
+                _leaves_close(jg(x, q), g(x, q), f"{name} at {x.ravel()[:3]}, q={q}")
+    for jg in (jf, jvg, jtan):
+        assert jg.stats()["specializations"] == 1 and jg.stats()["eager"] == 0
+
+
+def test_take_with_integer_inputs_is_compiled(python_backend):
+    """``np.take``/``take_along_axis`` with an integer array input: the positions are a
+    record (no guard on the indices, no eager fallback), values and gradients as eager
+    mode's at other indices; an index out of range raises at the call, as in eager mode."""
+    rng = np.random.default_rng(5)
+    x0 = rng.standard_normal((3, 4))
+
+    def loss(i, j, x):
+        return (np.sum(np.take(x, i, axis=1) ** 2) + np.sum(np.take(x, i) * 0.5)
+                + np.sum(np.sin(np.take_along_axis(x, j, 1))))
+
+    vg = ds.value_and_grad(loss, argnums=2)
+    jvg = ds.jit(vg, check=False)
+    for _ in range(4):
+        i, j = rng.integers(-4, 4, 5), rng.integers(0, 4, (3, 2))
+        _leaves_close(jvg(i, j, x0), vg(i, j, x0), f"take at {i}, {j}")
+    assert jvg.stats()["specializations"] == 1
+    with pytest.raises(IndexError, match="out of bounds"):
+        jvg(np.array([0, 1, 2, 3, 4]), np.zeros((3, 2), int), x0)
 
 
 # ---------------------------------------------------------------- masks from values
