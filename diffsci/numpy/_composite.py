@@ -425,7 +425,8 @@ def _flat_along(idx, shape, axis):
     """Positions in ``ravel(a)`` of ``np.take_along_axis(a, idx, axis)``."""
     idx = _in_range(idx, shape[axis], "raise")
     nd = len(shape)
-    grids = [idx if d == axis else np.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
+    grids = [idx if d == axis else
+             np.arange(shape[d]).reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
              for d in range(nd)]
     return np.ravel_multi_index(np.broadcast_arrays(*grids), shape)
 

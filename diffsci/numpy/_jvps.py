@@ -53,6 +53,7 @@ from ._vjps import (
     _others_product,
     _real_dtype,
     _safe,
+    _trunc_quotient,
 )
 
 _F = float
@@ -118,7 +119,7 @@ defjvp(W.remainder,  # x - y*floor(x/y): the jumps are ignored
        lambda t, ans, x, y: _bc(-t * value_mask(np.floor_divide, x, y), ans))
 defjvp(W.fmod,  # x - y*trunc(x/y)
        lambda t, ans, x, y: _bc(t, ans),
-       lambda t, ans, x, y: _bc(-t * value_mask(np.trunc, value_mask(np.true_divide, x, y)), ans))
+       lambda t, ans, x, y: _bc(-t * _trunc_quotient(x, y), ans))
 
 # ---------------------------------------------------------------- elementwise math
 defjvp(W.sqrt, lambda t, ans, x: t / (2 * ans))

@@ -263,7 +263,8 @@ def setdiff1d(ar1, ar2, assume_unique=False):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    u = _util.observed(lambda a, b: np.setdiff1d(a, b, assume_unique), ar1, ar2)  # a guard under jit
+    # a guard under diffsci.jit
+    u = _util.observed(lambda a, b: np.setdiff1d(a, b, assume_unique), ar1, ar2)
     if not is_tracer(ar1):
         return u
     return _mean_of_copies(ar1, u)
@@ -292,7 +293,8 @@ def setxor1d(ar1, ar2, assume_unique=False):
         The tie rule of ``max`` (diffsci/numpy/_vjps.py); this module's docstring.
     """
     ar1, ar2 = _arr(ar1), _arr(ar2)
-    u = _util.observed(lambda a, b: np.setxor1d(a, b, assume_unique), ar1, ar2)  # a guard under jit
+    # a guard under diffsci.jit
+    u = _util.observed(lambda a, b: np.setxor1d(a, b, assume_unique), ar1, ar2)
     if not (is_tracer(ar1) or is_tracer(ar2)):
         return u
     return _mean_of_copies(_both(ar1, ar2), u)

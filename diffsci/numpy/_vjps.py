@@ -128,7 +128,11 @@ defvjp(W.remainder,  # x - y*floor(x/y): the jumps are ignored
        lambda g, ans, x, y, **kw: unbroadcast(-g * value_mask(np.floor_divide, x, y), y))
 defvjp(W.fmod,  # x - y*trunc(x/y)
        lambda g, ans, x, y, **kw: unbroadcast(g, x),
-       lambda g, ans, x, y, **kw: unbroadcast(-g * value_mask(np.trunc, value_mask(np.true_divide, x, y)), y))
+       lambda g, ans, x, y, **kw: unbroadcast(-g * _trunc_quotient(x, y), y))
+
+def _trunc_quotient(x, y):
+    return value_mask(np.trunc, value_mask(np.true_divide, x, y))
+
 
 # ---------------------------------------------------------------- elementwise math
 defvjp(W.sqrt, _holo(lambda ans, x: 0.5 / ans))
