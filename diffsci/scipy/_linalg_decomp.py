@@ -22,6 +22,7 @@ import scipy.linalg as sl
 
 from .. import numpy as dnp
 from .._core import defjvp, defvjp, getval, is_tracer, primitive
+from ..numpy import _util
 from ..numpy import linalg as dla
 
 __all__ = ["fiedler_companion", "funm", "hessenberg", "rsf2csf"]
@@ -95,6 +96,14 @@ def fiedler_companion(a: Any) -> Any:
 
 
 # ---------------------------------------------------------------- hessenberg
+def _no_reflection(xv: Any) -> bool:
+    return bool(not np.any(xv[1:] != 0) and np.imag(xv[0]) == 0)
+
+
+def _nonnegative_real(alpha: Any) -> bool:
+    return bool(np.real(alpha) >= 0)
+
+
 def _reflector(x: Any) -> tuple[Any, Any, Any] | None:
     """LAPACK ``xlarfg`` on x = [alpha, x_rest]: (beta, tau, v) with v[0] = 1,
     ``v[1:] = x_rest / (alpha - beta)``, ``tau = (beta - alpha) / beta`` and
@@ -102,9 +111,10 @@ def _reflector(x: Any) -> tuple[Any, Any, Any] | None:
     LAPACK takes ``tau = 0`` (``x_rest = 0`` and ``alpha`` real)."""
     xv = getval(x)
     alpha = x[0]
-    if not np.any(xv[1:] != 0) and np.imag(xv[0]) == 0:
+    # the case and the sign LAPACK takes are guards under diffsci.jit
+    if _util.observed(_no_reflection, x):
         return None
-    sign = 1.0 if np.real(xv[0]) >= 0 else -1.0
+    sign = 1.0 if _util.observed(_nonnegative_real, alpha) else -1.0
     nrm = dnp.sqrt(dnp.sum(dnp.real(x * dnp.conj(x))))
     beta = -sign * nrm
     tau = (beta - alpha) / beta
@@ -226,15 +236,11 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:
     t, z = dnp.astype(T, ctype), dnp.astype(Z, ctype)
     rows, cols = np.arange(n)[:, None], np.arange(n)[None, :]
     for m in range(n - 1, 0, -1):
-        tv = getval(t)
-        if abs(tv[m, m - 1]) > _EPS * (abs(tv[m - 1, m - 1]) + abs(tv[m, m])):
+        # which 2 x 2 blocks are split, and which root SciPy takes: guards under diffsci.jit
+        if _util.observed(_split_block, t, m):
             a_, b_, c_, d_ = t[m - 1, m - 1], t[m - 1, m], t[m, m - 1], t[m, m]
             q = dnp.sqrt(((a_ - d_) / 2) ** 2 + b_ * c_)
-            first = sl.eigvals(tv[m - 1:m + 1, m - 1:m + 1])[0]
-            qv = getval(q)
-            half = (getval(a_) + getval(d_)) / 2
-            root = (a_ + d_) / 2 + (q if abs(half + qv - first) <= abs(half - qv - first)
-                                    else -q)
+            root = (a_ + d_) / 2 + (q if _util.observed(_plus_root, t, q, m) else -q)
             mu = root - d_
             r = dnp.sqrt(dnp.abs(mu) ** 2 + dnp.abs(c_) ** 2)
             cc, ss = mu / r, c_ / r
@@ -262,6 +268,17 @@ def _funm_plain(a: Any, func: Callable[[Any], Any] = np.exp) -> Any:
 _funm_p = primitive(_funm_plain, name="funm")
 
 
+def _split_block(tv: Any, m: int) -> bool:
+    return bool(abs(tv[m, m - 1]) > _EPS * (abs(tv[m - 1, m - 1]) + abs(tv[m, m])))
+
+
+def _plus_root(tv: Any, qv: Any, m: int) -> bool:
+    """Whether SciPy's first eigenvalue of the block at m is the root with +q."""
+    first = sl.eigvals(tv[m - 1:m + 1, m - 1:m + 1])[0]
+    half = (tv[m - 1, m - 1] + tv[m, m]) / 2
+    return bool(abs(half + qv - first) <= abs(half - qv - first))
+
+
 def _derivative(func: Callable[[Any], Any], lam: Any) -> Any:
     """f'(lam) for analytic f: Cauchy's integral by the trapezoidal rule on |z - lam| = rho,
     f'(lam) ~ (1/N) sum_k f(lam + rho w^k) w^(-k) / rho with w = exp(2 pi i / N), N = 32.
@@ -269,12 +286,20 @@ def _derivative(func: Callable[[Any], Any], lam: Any) -> Any:
     The error is (rho / R)^N relative (R the distance to f's nearest singularity) plus
     rounding ~ eps max|f| / rho; rho = 0.05 max(|lam|, 1e-3) keeps rho / R <= 0.05 for the
     principal log and sqrt and the rounding near 1e-13 relative for |lam| >~ 1e-2."""
-    lv = np.asarray(getval(lam))
-    rho = 0.05 * np.maximum(np.abs(lv), 1e-3)
+    rho = dnp.reshape(_util.value_mask(_cauchy_radius, lam), (-1, 1))  # recomputed under jit
     w = np.exp(2j * np.pi * np.arange(_NODES) / _NODES)
-    z = dnp.reshape(lam, (-1, 1)) + (rho[:, None] * w[None, :])
+    z = dnp.reshape(lam, (-1, 1)) + rho * w[None, :]
     vals = func(z)
-    return dnp.sum(vals * (np.conj(w)[None, :] / rho[:, None]), axis=1) / _NODES
+    return dnp.sum(vals * (np.conj(w)[None, :] / rho), axis=1) / _NODES
+
+
+def _cauchy_radius(lam: Any) -> Any:
+    return 0.05 * np.maximum(np.abs(np.ravel(lam)), 1e-3)
+
+
+def _close_pairs(lam: Any) -> Any:
+    diff = lam[:, None] - lam[None, :]
+    return np.abs(diff) <= 1e-8 * (np.abs(lam)[:, None] + np.abs(lam)[None, :]) + 1e-300
 
 
 def _frechet(func: Callable[[Any], Any], a: Any, e: Any) -> Any:
@@ -285,10 +310,8 @@ def _frechet(func: Callable[[Any], Any], a: Any, e: Any) -> Any:
     lam, v = dla.eig(a)
     vinv = dla.inv(v)
     fl = func(lam)
-    lv = getval(lam)
-    diff = lv[:, None] - lv[None, :]
-    close = np.abs(diff) <= 1e-8 * (np.abs(lv)[:, None] + np.abs(lv)[None, :]) + 1e-300
-    n = lv.shape[0]
+    close = _util.value_mask(_close_pairs, lam)  # recomputed under diffsci.jit
+    n = np.shape(getval(lam))[0]
     mean = dnp.reshape((lam[:, None] + lam[None, :]) / 2, (-1,))
     dmean = dnp.reshape(_derivative(func, mean), (n, n))
     den = lam[:, None] - lam[None, :]
@@ -360,4 +383,8 @@ def funm(A: Any, func: Callable[[Any], Any], disp: bool = True) -> Any:
     f = _funm_p(A, func=func)
     if disp:
         return f
-    return f, sl.funm(getval(A), func, disp=False)[1]
+    return f, _util.value_mask(_funm_error, A, func)  # recomputed under diffsci.jit
+
+
+def _funm_error(a: Any, func: Callable[[Any], Any]) -> Any:
+    return sl.funm(a, func, disp=False)[1]

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import scipy.special as sc
 
-from .._core import defjvp, defvjp, getval, is_tracer, primitive
-from ..numpy._util import unbroadcast
+from .._core import defjvp, defvjp, is_tracer, primitive
+from ..numpy._util import unbroadcast, value_mask
 from .special import _binary, _elementwise, digamma, erf
 
 __all__ = ["boxcox", "boxcox1p", "comb", "dawsn", "fresnel", "loggamma", "owens_t", "sici",
@@ -112,6 +112,10 @@ owens_t = _binary(sc.owens_t,
                   "Owen (1956), Ann. Math. Stat. 27, 1075, eq. (2.1)", args="h, a")
 
 
+def _comb_defined(n, k):
+    return (k >= 0) & (n >= k) & (n >= 0)
+
+
 def comb(N, k, *, exact=False, repetition=False):
     """``scipy.special.comb(N, k)`` (``exact=False``): ``binom(N, k)`` for real N, k
     (``binom(N + k - 1, k)`` with ``repetition=True``), differentiable in both through
@@ -133,8 +137,7 @@ def comb(N, k, *, exact=False, repetition=False):
                         "differentiable; got a traced N or k")
     if repetition:
         N = N + k - 1
-    nv, kv = np.asarray(getval(N)), np.asarray(getval(k))
-    ok = (kv >= 0) & (nv >= kv) & (nv >= 0)
+    ok = value_mask(_comb_defined, N, k)  # recomputed by diffsci.jit's compiled code
     return np.where(ok, binom(np.where(ok, N, 1.0), np.where(ok, k, 0.0)), 0.0)
 
 

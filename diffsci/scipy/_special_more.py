@@ -93,12 +93,22 @@ def _rgamma_d(ans, x):
     # 1/Gamma(-n + e) = (-1)^n n! e (1 - digamma(n + 1) e + O(e^2)), so there the slope is
     # (-1)^n n! (1 - 2 digamma(n + 1) (x + n)): (-1)^n n! and, differentiated once more,
     # the second derivative -2 (-1)^n n! digamma(n + 1).
-    xv = getval(x)
-    pole = (xv <= 0) & (xv == np.floor(xv))
+    # which x are poles, n there, (-1)^n n!, digamma(n + 1): recomputed under diffsci.jit
+    terms = _util.value_mask(_pole_terms, x)
+    pole, n, c, psi = (terms[..., j] for j in range(4))
+    pole = _util.value_mask(np.not_equal, pole, 0.0)
     xs = np.where(pole, 0.5, x)
-    n = np.where(pole, -np.asarray(xv, float), 0.0)
-    c = (-1.0) ** n * sc.gamma(n + 1)
-    return np.where(pole, c * (1 - 2 * sc.digamma(n + 1) * (x + n)), -rgamma(xs) * digamma(xs))
+    return np.where(pole, c * (1 - 2 * psi * (x + n)), -rgamma(xs) * digamma(xs))
+
+
+def _pole_terms(x):
+    """``(..., 4)``: whether ``x`` is a pole ``-n`` of Gamma, ``n``, ``(-1)^n n!`` and
+    ``digamma(n + 1)`` (n = 0 elsewhere)."""
+    x = np.asarray(x, float)
+    pole = (x <= 0) & (x == np.floor(x))
+    n = np.where(pole, -x, 0.0)
+    return np.stack([pole.astype(float), n, (-1.0) ** n * sc.gamma(n + 1), sc.digamma(n + 1)],
+                    -1)
 
 
 rgamma = _elementwise(sc.rgamma, _rgamma_d, False,

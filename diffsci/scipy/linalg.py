@@ -807,7 +807,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
             f"matrix (the extra columns of a full Q are not unique); use mode='economic' or 'r'")
     tail = ()
     if pivoting:
-        perm = sl.qr(getval(a), mode="r", pivoting=True)[1]
+        perm = _util.observed(_qr_pivots, a)  # a guard under diffsci.jit
         a, tail = a[..., perm], (perm,)
     if mode == "r":
         r = dla.qr(a, mode="r")
@@ -1457,8 +1457,16 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     if np.ndim(getval(a)) != 2:
         raise ValueError(f"diffsci.scipy.linalg.lu_factor: traced a must be one n x n matrix, "
                          f"got shape {np.shape(getval(a))}")
-    piv = sl.lu_factor(getval(a), check_finite=False)[1]
+    piv = _util.observed(_pivots, a)  # piecewise constant: a guard under diffsci.jit
     return _lu_p(a, perm=_perm_from_piv(piv)), piv
+
+
+def _qr_pivots(a):
+    return sl.qr(a, mode="r", pivoting=True)[1]
+
+
+def _pivots(a):
+    return sl.lu_factor(a, check_finite=False)[1]
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):

@@ -396,8 +396,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if b is None and not cplx and not return_sign:
         flat, _ = _to_last(a, axes)
         return _keep(_ops.logsumexp(flat, axis=-1), shape, axes, keepdims)
-    m = np.max(np.real(getval(a)), axis=axes, keepdims=True) if axes else np.real(getval(a))
-    m = np.where(np.isfinite(m), m, 0)
+    m = _util.value_mask(_lse_shift, a, axes)  # recomputed by diffsci.jit's compiled code
     e = np.exp(a - m)
     s = np.sum(e if b is None else b * e, axis=axes, keepdims=True)
     if cplx:
@@ -412,6 +411,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         res = np.squeeze(res, axis=axes)
         sign = None if sign is None else np.squeeze(sign, axis=axes)
     return (res, sign) if return_sign else res
+
+
+def _lse_shift(a, axes):
+    """The shift of a stable log-sum-exp: the largest real part (0 where not finite)."""
+    m = np.max(np.real(a), axis=axes, keepdims=True) if axes else np.real(a)
+    return np.where(np.isfinite(m), m, 0)
 
 
 def softmax(x, axis=None):

@@ -634,11 +634,58 @@ def test_interval_lookups_follow_the_queries(name, check, python_backend):
                 _leaves_close(jvg(q), vg(q), f"{name}: jit(value_and_grad(f)) at {q}")
 
 
-#: diffsci.scipy functions whose implementation computes from plain values while tracing
-#: (LU's pivots, QR's and Hessenberg's reflector signs): right under jit through the probe
-#: (check=True, tested above with every other spec), run eagerly; the rest is compiled
-#: right without it.
-PROBED_SCIPY = frozenset({"lu", "lu_factor", "lu_solve", "qr", "hessenberg"})
+#: diffsci.scipy functions right under jit only through the probe.  Empty: LU's and QR's
+#: pivots, Hessenberg's reflector signs, rsf2csf's blocks are guards, logsumexp's shift,
+#: binom/comb/rgamma's pole masks and funm's contour radii records.
+PROBED_SCIPY = frozenset()
+
+
+@pytest.mark.parametrize("module", ["test_scipy_special", "test_scipy_linalg", "test_fft"])
+def test_every_scipy_spec_traces_one_program_on_a_path(module, python_backend):
+    """As test_every_spec_traces_one_program_on_a_path, for diffsci.scipy's tables."""
+    import importlib
+
+    from diffsci._jit import _probe_input, _trace
+    from diffsci._tree import tree_flatten
+
+    from .test_jit import _loss_of
+
+    def program(g, args):
+        tr, out = _trace.trace(lambda t: g(*t), list(args))
+        try:
+            leaves, tree = tree_flatten(out)
+            return _trace.build(tr, leaves, tree, None)
+        finally:
+            tr.tape.records.clear()
+
+    compared = 0
+    for k, spec in enumerate(importlib.import_module(f"{__package__}.{module}").SPECS):
+        rng = np.random.default_rng(zlib.crc32(spec.name.encode()))
+        first = tuple(s(rng) for s in spec.args)
+        loss = _loss_of(spec.fun, rng, first)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            for g, kind in ((spec.fun, "f"),
+                            (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
+                            (_tangent_pass(loss, first), "jvp")):
+                try:
+                    a = program(g, first)
+                except Exception:  # noqa: BLE001 - not traceable: runs eagerly
+                    continue
+                r = np.random.default_rng(k)
+                for scale, perm in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False),
+                                                                  False), ((0.5, 2.0, True), True)):
+                    probe = _probe_input(list(first), r, scale, permute=perm, integers=perm)
+                    if probe is None:
+                        break
+                    try:
+                        b = program(g, probe)
+                    except Exception:  # noqa: BLE001 - outside the spec's domain
+                        continue
+                    compared += _trace._same_guards(a, b)
+                    what = _trace.twin_difference(a, b)
+                    assert what is None, f"{module} {spec.name} {kind}: {what}"
+    assert compared > 20
 
 
 @pytest.mark.parametrize("module", ["test_scipy_special", "test_scipy_linalg", "test_fft"])
