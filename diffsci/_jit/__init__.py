@@ -435,9 +435,10 @@ class JitFunction:
         ``_trace.twin_difference``): a constant computed from the inputs by plain code while
         tracing differs between them, whatever the numbers it leads to.  The second inputs:
         every array's entries permuted (integer and boolean ones too) and scaled by 1 ± 5 %;
-        the entries scaled by 1 ± 1e-7 in place (most guards then hold); permuted with other
-        signs.  An input whose guards come out differently, or at which tracing fails, proves
-        nothing and is skipped.  Returns the reason to run eagerly, or None."""
+        if its guards came out differently (another path, nothing to compare) or tracing
+        failed there, the entries scaled by 1 ± 1e-7 in place (most guards then hold); then
+        permuted with other signs.  The first input on the same path decides (one trace more
+        per specialization, usually).  Returns the reason to run eagerly, or None."""
         rng = _probe_rng(key)
         for scale, permute in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False), False),
                                ((0.5, 2.0, True), True)):
@@ -460,6 +461,8 @@ class JitFunction:
                 return (f"traced again at a second input, the program differs ({what}): a "
                         f"value computed from the inputs by plain code while tracing would be "
                         f"kept as a constant")
+            if _trace.same_path(prog, other):
+                return None  # compared on one path: the next inputs are for skipped ones
         return None
 
     @staticmethod

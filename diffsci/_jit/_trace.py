@@ -640,7 +640,8 @@ def _equal(a, b):
     return True
 
 
-def _same_guards(a, b):
+def same_path(a, b):
+    """Whether two traces took the same path: the same guards, with the same outcomes."""
     if len(a.guards) != len(b.guards):
         return False
     return all(g.pos == h.pos and _equal(g.fun, h.fun) and _equal(g.observed, h.observed)
@@ -656,7 +657,7 @@ def twin_difference(a, b):
     assumes: every value it looks at is a record (recomputed by the code) or a guard.  A
     constant that differs was computed from the inputs by plain code while tracing, and
     would be kept from the first input."""
-    if not _same_guards(a, b):
+    if not same_path(a, b):
         return None
     for m, n in zip(a.nodes, b.nodes):
         name = getattr(m.prim, "__name__", "?")

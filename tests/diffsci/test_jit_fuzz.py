@@ -335,7 +335,7 @@ def test_every_spec_traces_one_program_on_a_path(block, python_backend):
                         b = program(g, probe)
                     except Exception:  # noqa: BLE001 - outside the spec's domain
                         continue
-                    compared += _trace._same_guards(a, b)
+                    compared += _trace.same_path(a, b)
                     what = _trace.twin_difference(a, b)
                     assert what is None, f"spec {k} {spec.name} {kind}: {what}"
     assert compared > 150  # most specs were compared on one path (not all skipped)
@@ -682,7 +682,7 @@ def test_every_scipy_spec_traces_one_program_on_a_path(module, python_backend):
                         b = program(g, probe)
                     except Exception:  # noqa: BLE001 - outside the spec's domain
                         continue
-                    compared += _trace._same_guards(a, b)
+                    compared += _trace.same_path(a, b)
                     what = _trace.twin_difference(a, b)
                     assert what is None, f"{module} {spec.name} {kind}: {what}"
     assert compared > 20
