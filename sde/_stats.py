@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from diffsci.extend import getval
+from diffsci.extend import getval, is_tracer, observed
 from diffsci.typing import Array, ArrayLike
 
 from ._model import SDE, Calculus, Noise
@@ -166,14 +166,16 @@ def pseudo_loglik(sde: SDE, ts: ArrayLike, ys: ArrayLike, params: Any = None, *,
     """
     if not isinstance(sde, SDE):
         raise TypeError(f"pseudo_loglik: sde must be an sde.SDE, got {type(sde).__name__}")
-    ts = np.asarray(getval(ts), dtype=np.float64)
-    if ts.ndim != 1 or ts.size < 2 or np.any(np.diff(ts) <= 0):
+    # the times may be an input of a jitted function: checked by a guard, used traced (a
+    # plain copy would be a constant of the trace: the time steps of the first call)
+    if observed(_not_increasing, ts):
         raise ValueError("pseudo_loglik: ts must be a strictly increasing 1-D array of >= 2 times")
+    ts = ts if is_tracer(ts) else np.asarray(ts, dtype=np.float64)
     if np.ndim(getval(ys)) == 2:
         ys = ys[:, None, :]
     K, batch, d = _paths(ys, "pseudo_loglik")
-    if K != ts.size:
-        raise ValueError(f"pseudo_loglik: ys has {K} times, ts has {ts.size}")
+    if K != np.size(getval(ts)):
+        raise ValueError(f"pseudo_loglik: ys has {K} times, ts has {np.size(getval(ts))}")
     full = sde.noise in (Noise.ADDITIVE, Noise.GENERAL)
     if sde.noise is Noise.SCALAR and d > 1:
         raise ValueError(
@@ -190,6 +192,11 @@ def pseudo_loglik(sde: SDE, ts: ArrayLike, ys: ArrayLike, params: Any = None, *,
     for k in range(K - 1):
         total = total + _gauss(sde, ts[k], ys[k], ys[k + 1] - ys[k], dts[k], params, full)
     return total
+
+
+def _not_increasing(ts):
+    ts = np.asarray(ts, dtype=np.float64)
+    return bool(ts.ndim != 1 or ts.size < 2 or np.any(np.diff(ts) <= 0))
 
 
 def _gauss(sde, t, x, r, h, params, full):
