@@ -8,6 +8,8 @@ x = 1 the derivative is 0.5403023037918872, which differs from cos(1) =
 0.5403023058681398 by the series' truncation (~2e-9), not by AD error.
 """
 
+import time
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -46,6 +48,25 @@ def main():
     values = np.array([taylor_sin(x, log=lambda s: None) for x in xs])
     err = np.abs(derivs - np.cos(xs))
 
+    # The same grid compiled: ds.jit keeps the loop and the early return in Python; every
+    # number of terms is one specialization (the `abs(newterm) < 1e-8` test is a guard that
+    # sends an input with another count to a trace of its own).
+    fast = ds.jit(quiet, max_specializations=16)
+    start = time.perf_counter()
+    jit_derivs = np.array([fast(x) for x in xs])
+    first_s = time.perf_counter() - start
+    np.testing.assert_allclose(jit_derivs, derivs, rtol=1e-12, atol=1e-15)
+
+    def per_point(g):
+        start = time.perf_counter()
+        for x in xs:
+            g(x)
+        return (time.perf_counter() - start) / len(xs)
+
+    eager_us = 1e6 * min(per_point(quiet) for _ in range(3))
+    jit_us = 1e6 * min(per_point(fast) for _ in range(3))
+    specs = fast.stats()["specializations"]
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
     ax1.plot(xs, values, label="taylor_sin(x)")
     ax1.plot(xs, derivs, label="d/dx by reverse-mode AD")
@@ -62,7 +83,9 @@ def main():
     cos1 = float(np.cos(1.0))
     result(
         f"d/dx taylor_sin(1.0) = {d1!r} (paper 0.5403023037918872, cos 1 = {cos1!r}); "
-        f"max |AD - cos| on [-3, 3] = {err.max():.2e}"
+        f"max |AD - cos| on [-3, 3] = {err.max():.2e}; ds.jit(grad): {jit_us:.1f} µs a point "
+        f"against {eager_us:.0f} eager ({eager_us / jit_us:.0f}x), {specs} specializations "
+        f"(one per number of terms), the first pass over the grid {first_s:.1f} s"
     )
 
 
