@@ -2,8 +2,8 @@
 
 The derivative rules of ``maximum``/``minimum``/``fmax``/``fmin`` (diffsci/numpy/_vjps.py,
 _jvps.py) compute *which argument wins* on ``getval``'d values, with plain NumPy (so do those
-of ``abs``/``fabs`` (a sign), ``clip`` (two masks), ``remainder``/``fmod`` (a quotient's floor or
-truncation): they call the zero-derivative primitives of :data:`PLAIN` instead): in eager mode
+of ``abs``/``fabs`` (a sign) and ``clip`` (two masks): they call the zero-derivative
+primitives of :data:`PLAIN` instead): in eager mode
 that is right and cheap, but under a jit trace the mask is a constant of the trace, so
 ``jit(grad(relu))`` kept the sign pattern of the first input (a silent wrong gradient at any
 input with another pattern).  While a jit trace runs, :func:`substituted` swaps those rules for

@@ -19,7 +19,9 @@ def value_mask(ufunc, *args):
     plain mask that selects a branch of a formula, ``np.where(mask, f(x), g(x))``, and is not
     differentiated.  Under :func:`diffsci.jit` it is recorded from the traced values, so the
     compiled program recomputes it on every call (a mask from ``getval(x) > 0`` would be a
-    constant of the trace).
+    constant of the trace).  ``ufunc`` may be any plain function of the arguments' values
+    returning one array of a shape fixed by theirs (an index, a count, a sorting
+    permutation): it is then called as NumPy at every call of the compiled program.
 
     Example:
         >>> value_mask(np.greater, np.array([-1.0, 2.0]), 0.0)
