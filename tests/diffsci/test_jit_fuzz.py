@@ -59,7 +59,8 @@ def make_program(seed, closed):
     steps = []
     for _ in range(int(r.integers(4, 10))):
         kind = r.choice(["unary", "binary", "binary", "reduce", "branch", "loop", "degree",
-                         "mask", "argmax", "matmul", "inplace", "closure", "slice"])
+                         "mask", "argmax", "matmul", "inplace", "closure", "slice", "order",
+                         "cast"])
         steps.append((str(kind), int(r.integers(0, 10**6))))
 
     def f(x, y):
@@ -106,6 +107,13 @@ def make_program(seed, closed):
                 pool.append(a * closed + np.sum(closed))
             elif kind == "slice" and _vec(a):
                 pool.append(np.concatenate([a[1:], a[:1] * 2.0]))
+            elif kind == "order" and _vec(a):  # order statistics: permutations from values
+                red = [np.median, lambda v: np.quantile(v, 0.3), lambda v: np.partition(v, 1)[1],
+                       lambda v: np.percentile(v, 80.0)][int(q.integers(4))]
+                pool.append(a * red(b) if _vec(b) else a + red(a))
+            elif kind == "cast" and _vec(a):  # an integer index computed from values
+                idx = (np.abs(b) * 3.0).astype(int) % 4 if _vec(b) else np.arange(4)
+                pool.append(np.take(a, idx) * 1.5 + a)
             else:
                 pool.append(a + 0.5 * b)
         out = pool[-1] + 0.1 * pool[-2]
@@ -128,13 +136,13 @@ def _close(a, b, what):
     np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-11, err_msg=what)
 
 
-def _run_program(seed):
+def _run_program(seed, check=True):
     closed = np.array([0.3, -0.2, 0.5, 0.1])
     f, steps = make_program(seed, closed)
-    jf = ds.jit(f, max_specializations=64)
+    jf = ds.jit(f, max_specializations=64, check=check)
     loss = lambda x, y: np.sum(f(x, y) * np.array([1.0, -0.5, 0.25, 2.0]))  # noqa: E731
-    jloss = ds.jit(loss, max_specializations=64)
-    jgrad = ds.jit(ds.grad(loss, argnums=(0, 1)), max_specializations=64)
+    jloss = ds.jit(loss, max_specializations=64, check=check)
+    jgrad = ds.jit(ds.grad(loss, argnums=(0, 1)), max_specializations=64, check=check)
     outer = ds.grad(jloss, argnums=(0, 1))
     for k, (x, y) in enumerate(_inputs(seed)):
         if k == 2:
@@ -174,6 +182,19 @@ def test_jit_fuzz_random_programs_equal_eager(block, python_backend):
             compiled += _run_program(seed)
     # in-place steps run eagerly by design; the rest must have been compiled
     assert compiled >= len(SEEDS[block::6]) // 3, f"only {compiled} programs ran compiled"
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_jit_fuzz_random_programs_equal_eager_unchecked(block, python_backend):
+    """The same programs with ``check=False``: no twin trace or probe to fall back on, so
+    every value they look at (branches, loop counts, masks, order statistics, integer
+    indices cast from values) must be a guard or a record of the compiled program."""
+    compiled = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", JitWarning)
+        for seed in SEEDS[block::3]:
+            compiled += _run_program(seed, check=False)
+    assert compiled >= len(SEEDS[block::3]) // 3, f"only {compiled} programs ran compiled"
 
 
 def _spec_case(k):
