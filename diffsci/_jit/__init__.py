@@ -699,7 +699,11 @@ def jit(f: Callable[..., Any] | None = None, *,
         static_argnames: the same for keyword arguments.
         max_specializations: bound of the cache per signature (guards that keep failing).
         check: on each new specialization, compare the compiled result with the traced
-            (eager) one and fall back to eager mode on a mismatch.
+            (eager) one, trace the function again at a second input and require the same
+            program (a constant computed from the inputs by plain code differs), and call
+            it at three second inputs against eager mode; any difference runs the signature
+            eagerly, with one warning.  ``False`` skips these (one trace and three eager
+            calls fewer per specialization); diffsci's own functions need none of them.
         compile_all: compile every part of the program with Numba at the first call.  By
             default a long stretch of kernel calls (an unrolled loop: Numba takes tens of
             milliseconds per call it compiles) first runs as Python calling the compiled
