@@ -313,6 +313,51 @@ def test_every_spec_right_at_a_second_input_through_the_twin_trace_alone(block, 
                 _leaves_close(jg(*second), g(*second), f"{kind} at a second input, {what}")
 
 
+def _program(g, args):
+    """The traced Program of ``g(*args)`` (as jit builds it)."""
+    from diffsci._jit import _trace
+    from diffsci._tree import tree_flatten
+
+    tr, out = _trace.trace(lambda t: g(*t), list(args))
+    try:
+        leaves, tree = tree_flatten(out)
+        return _trace.build(tr, leaves, tree, None)
+    finally:
+        tr.tape.records.clear()
+
+
+def _one_program_on_a_path(fun, loss, first, seed, what):
+    """Trace ``fun``, ``value_and_grad(loss)`` and the tangent pass of ``loss`` at ``first``
+    and at the twin trace's second inputs; assert the same program wherever the guards came
+    out the same.  Returns how many pairs were compared on one path."""
+    from diffsci._jit import _probe_input, _trace
+
+    compared = 0
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for g, kind in ((fun, "f"),
+                        (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
+                        (_tangent_pass(loss, first), "jvp")):
+            try:
+                a = _program(g, first)
+            except Exception:  # noqa: BLE001 - not traceable: runs eagerly, tested elsewhere
+                continue
+            r = np.random.default_rng(seed)
+            for scale, perm in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False), False),
+                                ((0.5, 2.0, True), True)):
+                probe = _probe_input(list(first), r, scale, permute=perm, integers=perm)
+                if probe is None:
+                    break
+                try:
+                    b = _program(g, probe)
+                except Exception:  # noqa: BLE001 - outside the function's domain
+                    continue
+                compared += _trace.same_path(a, b)
+                diff = _trace.twin_difference(a, b)
+                assert diff is None, f"{what} {kind}: {diff}"
+    return compared
+
+
 @pytest.mark.parametrize("block", range(4))
 def test_every_spec_traces_one_program_on_a_path(block, python_backend):
     """The structural form of the test above, and the reason it holds: traced again at the
@@ -322,43 +367,11 @@ def test_every_spec_traces_one_program_on_a_path(block, python_backend):
     (before: sorts, partitions, medians and quantiles, norms' sign masks, modf/divmod/frexp,
     casts to integers, arange's length, histograms, unwrap, roots, slogdet's sign, the set
     functions)."""
-    from diffsci._jit import _probe_input, _trace
-    from diffsci._tree import tree_flatten
-
-    def program(g, args):
-        tr, out = _trace.trace(lambda t: g(*t), list(args))
-        try:
-            leaves, tree = tree_flatten(out)
-            return _trace.build(tr, leaves, tree, None)
-        finally:
-            tr.tape.records.clear()
-
     compared = 0
     for k in range(block, _n_specs(), 4):
         spec, rng, first, _, loss_of = _spec_case(k)
-        loss = loss_of(spec.fun, rng, first)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            for g, kind in ((spec.fun, "f"),
-                            (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
-                            (_tangent_pass(loss, first), "jvp")):
-                try:
-                    a = program(g, first)
-                except Exception:  # noqa: BLE001 - not traceable: runs eagerly, tested above
-                    continue
-                r = np.random.default_rng(k)
-                for scale, perm in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False),
-                                                                  False), ((0.5, 2.0, True), True)):
-                    probe = _probe_input(list(first), r, scale, permute=perm, integers=perm)
-                    if probe is None:
-                        break
-                    try:
-                        b = program(g, probe)
-                    except Exception:  # noqa: BLE001 - outside the spec's domain
-                        continue
-                    compared += _trace.same_path(a, b)
-                    what = _trace.twin_difference(a, b)
-                    assert what is None, f"spec {k} {spec.name} {kind}: {what}"
+        compared += _one_program_on_a_path(spec.fun, loss_of(spec.fun, rng, first), first, k,
+                                           f"spec {k} {spec.name}")
     assert compared > 150  # most specs were compared on one path (not all skipped)
 
 
@@ -666,46 +679,14 @@ def test_every_scipy_spec_traces_one_program_on_a_path(module, python_backend):
     """As test_every_spec_traces_one_program_on_a_path, for diffsci.scipy's tables."""
     import importlib
 
-    from diffsci._jit import _probe_input, _trace
-    from diffsci._tree import tree_flatten
-
     from .test_jit import _loss_of
-
-    def program(g, args):
-        tr, out = _trace.trace(lambda t: g(*t), list(args))
-        try:
-            leaves, tree = tree_flatten(out)
-            return _trace.build(tr, leaves, tree, None)
-        finally:
-            tr.tape.records.clear()
 
     compared = 0
     for k, spec in enumerate(importlib.import_module(f"{__package__}.{module}").SPECS):
         rng = np.random.default_rng(zlib.crc32(spec.name.encode()))
         first = tuple(s(rng) for s in spec.args)
-        loss = _loss_of(spec.fun, rng, first)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            for g, kind in ((spec.fun, "f"),
-                            (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
-                            (_tangent_pass(loss, first), "jvp")):
-                try:
-                    a = program(g, first)
-                except Exception:  # noqa: BLE001 - not traceable: runs eagerly
-                    continue
-                r = np.random.default_rng(k)
-                for scale, perm in (((0.95, 1.05, False), True), ((1 - 1e-7, 1 + 1e-7, False),
-                                                                  False), ((0.5, 2.0, True), True)):
-                    probe = _probe_input(list(first), r, scale, permute=perm, integers=perm)
-                    if probe is None:
-                        break
-                    try:
-                        b = program(g, probe)
-                    except Exception:  # noqa: BLE001 - outside the spec's domain
-                        continue
-                    compared += _trace.same_path(a, b)
-                    what = _trace.twin_difference(a, b)
-                    assert what is None, f"{module} {spec.name} {kind}: {what}"
+        compared += _one_program_on_a_path(spec.fun, _loss_of(spec.fun, rng, first), first, k,
+                                           f"{module} {spec.name}")
     assert compared > 20
 
 
