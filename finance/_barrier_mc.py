@@ -25,7 +25,7 @@ import numpy as np
 from diffsci.extend import observed, value_mask
 from diffsci.typing import ArrayLike
 
-from ._mc import MCResult
+from ._mc import MCResult, stderr_of
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["mc_barrier_price"]
@@ -94,7 +94,7 @@ def mc_barrier_price(*, spot: ArrayLike, strike: ArrayLike, barrier: ArrayLike, 
     cash = _samples(z, spot, strike, barrier, expiry, rate, dividend, vol,
                     1.0 if flags["is_call"] else -1.0, eta, bool(bridge))
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
+    se = stderr_of(samples, half)
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
 
 

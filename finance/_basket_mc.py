@@ -20,7 +20,7 @@ import diffsci as ds
 from diffsci.typing import ArrayLike
 
 from ._analytic.basket import _validate
-from ._mc import MCGreek, MCResult
+from ._mc import MCGreek, MCResult, stderr_of
 from ._validate import as_enum, check_bool, plain
 
 __all__ = ["Basket", "basket_mc_greeks", "basket_mc_price"]
@@ -116,7 +116,7 @@ def basket_mc_price(*, spots: ArrayLike, weights: ArrayLike, strike: ArrayLike, 
     spots, vols, weights, corr, w, z, anti = _setup("basket_mc_price", kw)
     s = _samples(spots, vols, rate, weights, corr, z, anti, strike=strike, expiry=expiry,
                  dividends=dividends, w=w, basket=kw["basket"])
-    se = float(np.std(plain(s), ddof=1) / np.sqrt(len(z)))
+    se = stderr_of(s, len(z))
     return MCResult(price=np.mean(s), stderr=se, n_samples=len(z))
 
 

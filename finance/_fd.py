@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.lapack import dgtsv as _gtsv
 
-from diffsci.extend import defjvp, defvjp, getval, primitive
+from diffsci.extend import defjvp, defvjp, getval, primitive, value_mask
 from diffsci.typing import Array, ArrayLike
 
 from ._validate import check_real, plain, prepare
@@ -85,15 +85,24 @@ def fd_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: Arr
                              f"got {x!r}")
     shape = np.broadcast_shapes(*(np.shape(plain(x)) for x in (spot, strike, expiry, rate,
                                                                 dividend, vol)), np.shape(w))
-    anchor = np.broadcast_to(plain(spot), shape)
-    h = 2.0 * float(width) * np.broadcast_to(plain(vol) * np.sqrt(plain(expiry)), shape) / (
-        n_space - 1)
+    # the grid from plain values (not differentiated), recomputed under diffsci.jit
+    anchor = value_mask(_anchor, spot, shape)
+    h = value_mask(_spacing, vol, expiry, shape, float(width), n_space)
     vals = _solve(anchor, h, strike, expiry, rate, dividend, vol, w, bool(american),
                   int(n_space), int(n_time))
     c = n_space // 2
     v_m, v_0, v_p = vals[..., c - 1], vals[..., c], vals[..., c + 1]
     x = np.log(spot / anchor)
     return v_0 + x * (v_p - v_m) / (2.0 * h) + 0.5 * x * x * (v_p - 2.0 * v_0 + v_m) / (h * h)
+
+
+def _anchor(spot, shape):
+    return np.broadcast_to(plain(spot), shape)
+
+
+def _spacing(vol, expiry, shape, width, n_space):
+    return 2.0 * width * np.broadcast_to(plain(vol) * np.sqrt(plain(expiry)), shape) / (
+        n_space - 1)
 
 
 # ---------------------------------------------------------------- the tridiagonal solve

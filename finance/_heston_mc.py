@@ -35,7 +35,7 @@ from diffsci.scipy.special import ndtr
 from diffsci.typing import ArrayLike
 
 from ._kernels import HESTON_MAX_STEPS
-from ._mc import MCGreek, MCResult, greek_results
+from ._mc import MCGreek, MCResult, greek_results, stderr_of
 from ._model import HestonParams
 from ._ops import McConfig, heston_samples
 from ._validate import as_enum, check_bool, check_real, plain
@@ -99,7 +99,7 @@ def heston_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, ra
     if scheme is HestonScheme.FULL_TRUNCATION:
         samples = heston_samples(spot, strike, expiry, rate, dividend, params.kappa,
                                  params.theta, params.sigma, params.rho, params.v0, cfg)
-        se = float(np.std(plain(samples), ddof=1) / np.sqrt(cfg.n_samples))
+        se = stderr_of(samples, cfg.n_samples)
         return MCResult(price=np.mean(samples), stderr=se, n_samples=cfg.n_samples)
     half = cfg.n_samples
     rng = np.random.default_rng(seed)
@@ -113,7 +113,7 @@ def heston_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, ra
         log_s, v = step(log_s, v, z[0, k], z[1, k], dt, rate - dividend, params)
     cash = np.exp(-rate * expiry) * np.maximum(cfg.w * (np.exp(log_s) - strike), 0.0)
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
+    se = stderr_of(samples, half)
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
 
 

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.special as sc
 
 import diffsci as ds
+from diffsci.extend import observed, value_mask
 from diffsci.typing import Array, ArrayLike
 
 from ._analytic.bsm import _bsm
@@ -97,8 +98,8 @@ def implied_vol(*, price: ArrayLike, spot: ArrayLike, strike: ArrayLike, expiry:
 
 
 # ---------------------------------------------------------------- the plain solver
-def _solve(price, spot, strike, expiry, rate, dividend, w):
-    """σ on plain arrays (validated); raises on arbitrage violations."""
+def _arbitrage(price, spot, strike, expiry, rate, dividend, w):
+    """The message for a quote at or outside its no-arbitrage bounds, else None (plain)."""
     p, S, K, T, r, q, w = np.broadcast_arrays(*(plain(a) for a in (price, spot, strike, expiry,
                                                                  rate, dividend)), w)
     F = S * np.exp((r - q) * T)
@@ -110,10 +111,22 @@ def _solve(price, spot, strike, expiry, rate, dividend, w):
         if bad.any():
             i = tuple(int(j) for j in np.argwhere(np.atleast_1d(bad))[0]) if bad.ndim else ()
             disc = np.exp(-r[i] * T[i])
-            raise ValueError(
+            return (
                 f"implied_vol: price must be strictly {what} (no-arbitrage bounds "
                 f"e^(-rT) max(w(F-K),0) < price < {'S e^(-qT)' if w[i] > 0 else 'K e^(-rT)'}), "
                 f"got price {float(p[i])!r} against bound {float(bound[i] * disc)!r} at index {i}")
+    return None
+
+
+def _solve(price, spot, strike, expiry, rate, dividend, w):
+    """σ on plain arrays (validated); raises on arbitrage violations."""
+    wrong = _arbitrage(price, spot, strike, expiry, rate, dividend, w)
+    if wrong is not None:
+        raise ValueError(wrong)
+    p, S, K, T, r, q, w = np.broadcast_arrays(*(plain(a) for a in (price, spot, strike, expiry,
+                                                                 rate, dividend)), w)
+    F = S * np.exp((r - q) * T)
+    c = p * np.exp(r * T)
     # the out-of-the-money option: a call when K >= F, else a put
     v = np.where(K >= F, 1.0, -1.0)
     target = np.where(v == w, c, c - w * (F - K))
@@ -172,7 +185,11 @@ def _iv(price, spot, strike, expiry, rate, dividend, w):
 
 
 def _iv_fwd(price, spot, strike, expiry, rate, dividend, w):
-    sigma = _solve(price, spot, strike, expiry, rate, dividend, w)
+    # the plain solve, recomputed under diffsci.jit; its bounds check a guard
+    wrong = observed(_arbitrage, price, spot, strike, expiry, rate, dividend, w)
+    if wrong is not None:
+        raise ValueError(wrong)
+    sigma = value_mask(_solve, price, spot, strike, expiry, rate, dividend, w)
     if any(ds.extend.is_tracer(a) for a in (price, spot, strike, expiry, rate, dividend)):
         # nested differentiation: two differentiable Newton steps carry dσ/dθ (and d²σ/dθ²)
         for _ in range(2):

@@ -28,10 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import observed, value_mask
 from diffsci.typing import ArrayLike
 
 from ._lookback_mc import check_paths
-from ._mc import MCResult
+from ._mc import MCResult, stderr_of
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["merton_mc_price"]
@@ -83,10 +84,11 @@ def merton_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, ra
         raise ValueError(f"{who}: is_call must be a scalar bool, got shape {call.shape}")
     half = check_paths(who, n_paths, n_steps, antithetic)
     n = int(n_steps)
-    lam = float(plain(jump_intensity))
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((2, half, n))
-    counts = rng.poisson(lam * float(plain(expiry)) / n, size=(half, n)).astype(np.float64)
+    # the counts depend on λT: drawn again by the compiled code under diffsci.jit, from the
+    # generator's state after z (the same draws as here)
+    counts = value_mask(_poisson_counts, jump_intensity, expiry, rng.bit_generator.state, half, n)
     if antithetic:
         z, counts = np.concatenate([z, -z], axis=1), np.concatenate([counts, counts])
     dt = expiry / n
@@ -97,9 +99,19 @@ def merton_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, ra
              + jump_vol * np.sum(np.sqrt(counts) * z[1], axis=1))
     w = 1.0 if call else -1.0
     cash = np.exp(-rate * expiry) * np.maximum(w * (np.exp(log_s) - strike), 0.0)
-    if lam > 0.0:  # the score of the Poisson counts in λ, in magic-box form (value unchanged)
+    # the score of the Poisson counts in λ, in magic-box form (value unchanged); λ > 0 a guard
+    if observed(_positive, jump_intensity):
         score = counts.sum(axis=1) * np.log(jump_intensity) - jump_intensity * expiry
         cash = cash + ds.stop_gradient(cash) * (score - ds.stop_gradient(score))
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
-    return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
+    return MCResult(price=np.mean(samples), stderr=stderr_of(samples, half), n_samples=half)
+
+
+def _poisson_counts(lam, expiry, state, half, n):
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = state
+    return rng.poisson(float(lam) * float(expiry) / n, size=(half, n)).astype(np.float64)
+
+
+def _positive(x):
+    return bool(float(x) > 0.0)

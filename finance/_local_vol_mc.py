@@ -30,7 +30,7 @@ from diffsci.extend import observed
 from diffsci.typing import Array, ArrayLike
 
 from ._lookback_mc import check_paths
-from ._mc import MCResult
+from ._mc import MCResult, stderr_of
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["DupireLocalVol", "ParametricLocalVol", "local_vol_mc_price"]
@@ -204,14 +204,20 @@ def local_vol_mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike,
     log_s = np.log(spot) + np.zeros(z.shape[1])
     for k in range(n):
         sig = local_vol(k * dt, np.exp(log_s))
-        v = plain(sig)
-        if not (np.all(np.isfinite(v)) and np.all(v > 0)):
-            bad = v[~(np.isfinite(v) & (v > 0))].flat[0]
+        bad = observed(_bad_vol, sig)  # a guard under diffsci.jit
+        if bad is not None:
             raise ValueError(f"{who}: local_vol must return finite vols > 0, got {bad!r} at "
                              f"t = {float(plain(k * dt)):g}")
         log_s = log_s + (rate - dividend - 0.5 * sig * sig) * dt + sig * np.sqrt(dt) * z[k]
     w = 1.0 if call else -1.0
     cash = np.exp(-rate * expiry) * np.maximum(w * (np.exp(log_s) - strike), 0.0)
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
+    se = stderr_of(samples, half)
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
+
+
+def _bad_vol(v):
+    """The first vol that is not finite and > 0, else None."""
+    v = np.asarray(v, dtype=np.float64)
+    ok = np.isfinite(v) & (v > 0)
+    return None if np.all(ok) else v[~ok].flat[0]

@@ -25,7 +25,7 @@ import numpy as np
 
 from diffsci.typing import ArrayLike
 
-from ._mc import MCResult
+from ._mc import MCResult, stderr_of
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["mc_lookback_price"]
@@ -102,7 +102,7 @@ def mc_lookback_price(*, spot: ArrayLike, strike: ArrayLike | None = None, expir
         pay = np.maximum(sign * (ext - strike), 0.0)
     cash = np.exp(-rate * expiry) * pay
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(half))
+    se = stderr_of(samples, half)
     return MCResult(price=np.mean(samples), stderr=se, n_samples=half)
 
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from diffsci.extend import value_mask
 from diffsci.typing import ArrayLike
 
-from ._mc import MCResult
+from ._mc import MCResult, stderr_of
 from ._validate import check_bool, check_real, plain
 
 __all__ = ["lsm_price"]
@@ -90,27 +91,43 @@ def lsm_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: Ar
     z = rng.standard_normal((half, n))
     if antithetic:
         z = np.concatenate([z, -z])
-    coef = _fit(z_fit, p(spot), p(strike), p(expiry), p(rate), p(dividend), p(vol), w, n,
-                int(degree))
-    # stopping index k (1..n) of each pricing path, or 0 (never), from plain values
-    t = p(expiry) * np.arange(1, n + 1) / n
-    big_w = np.sqrt(p(expiry) / n) * np.cumsum(z, axis=1)
-    paths = p(spot) * np.exp((p(rate) - p(dividend) - 0.5 * p(vol) ** 2) * t + p(vol) * big_w)
-    stop = _stop(paths, coef, p(strike), w)
-    hit = stop > 0
-    idx = np.where(hit, stop - 1, n - 1)
-    t_tau, w_tau = t[idx], big_w[np.arange(len(idx)), idx]
+    # the policy and the stopping times from plain values (held fixed under differentiation;
+    # recomputed by the compiled code under diffsci.jit)
+    stop = value_mask(_stopping, z_fit, z, spot, strike, expiry, rate, dividend, vol, w, n,
+                      int(degree))
+    hit = value_mask(np.greater, stop, 0)
+    stopped = value_mask(_stopped_at, expiry, z, stop, n)
+    t_tau, w_tau = stopped[0], stopped[1]
+    p_expiry = value_mask(p, expiry)
     # the differentiable part: payoff at the frozen stopping times
-    s_tau = spot * np.exp((rate - dividend - 0.5 * vol * vol) * (expiry * t_tau / p(expiry))
-                          + vol * w_tau * np.sqrt(expiry / p(expiry)))
-    cash = np.where(hit, np.exp(-rate * expiry * t_tau / p(expiry))
+    s_tau = spot * np.exp((rate - dividend - 0.5 * vol * vol) * (expiry * t_tau / p_expiry)
+                          + vol * w_tau * np.sqrt(expiry / p_expiry))
+    cash = np.where(hit, np.exp(-rate * expiry * t_tau / p_expiry)
                     * np.maximum(w * (s_tau - strike), 0.0), 0.0)
     samples = 0.5 * (cash[:half] + cash[half:]) if antithetic else cash
     price = np.mean(samples)
-    se = float(np.std(p(samples), ddof=1) / np.sqrt(half))
+    se = stderr_of(samples, half)
     now = np.maximum(w * (spot - strike), 0.0)
-    price = np.where(p(now) > p(price), now, price)  # exercise at t = 0 if better
+    price = np.where(value_mask(np.greater, now, price), now, price)  # exercise at t = 0 if better
     return MCResult(price=price, stderr=se, n_samples=half)
+
+
+def _stopping(z_fit, z, spot, strike, expiry, rate, dividend, vol, w, n, degree):
+    """Stopping index k (1..n) of each pricing path, or 0 (never), on plain values."""
+    p = plain
+    coef = _fit(z_fit, p(spot), p(strike), p(expiry), p(rate), p(dividend), p(vol), w, n, degree)
+    t = p(expiry) * np.arange(1, n + 1) / n
+    big_w = np.sqrt(p(expiry) / n) * np.cumsum(z, axis=1)
+    paths = p(spot) * np.exp((p(rate) - p(dividend) - 0.5 * p(vol) ** 2) * t + p(vol) * big_w)
+    return _stop(paths, coef, p(strike), w)
+
+
+def _stopped_at(expiry, z, stop, n):
+    """``(t_τ, W_τ)`` of each pricing path (the last date for one never stopped), plain."""
+    t = plain(expiry) * np.arange(1, n + 1) / n
+    big_w = np.sqrt(plain(expiry) / n) * np.cumsum(z, axis=1)
+    idx = np.where(stop > 0, stop - 1, n - 1)
+    return np.stack([t[idx], big_w[np.arange(len(idx)), idx]])
 
 
 def _basis(x, degree):

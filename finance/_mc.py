@@ -27,6 +27,7 @@ from scipy.special import ndtri, stdtrit
 
 import diffsci as ds
 from diffsci.devices import check_device
+from diffsci.extend import value_mask
 from diffsci.random import check_seed
 from diffsci.typing import Array, ArrayLike
 
@@ -263,25 +264,46 @@ def mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: Arr
         return MCResult(price=price, stderr=se, n_samples=int(qmc_replicates),
                         dof=int(qmc_replicates) - 1)
     samples = gbm_samples(*args, cfg)
-    raw = plain(samples)  # the smoothing bias is that of the uncontrolled payoff
+    raw = samples  # the smoothing bias is that of the uncontrolled payoff
     n = cfg.n_samples
     ratio = None
+    # the plain statistics (b, s.e., bias) are recomputed by the compiled code under diffsci.jit
     if control_variate:
         ccfg, mean_c = _control(args, cfg)
         control = gbm_samples(*args, ccfg)
-        b = _beta(plain(samples), plain(control))
-        var_plain = float(np.var(plain(samples), ddof=1))
+        b = value_mask(_beta, samples, control)
         samples = samples - b * (control - mean_c)
-        ratio = var_plain / float(np.var(plain(samples), ddof=1))
+        ratio = value_mask(_variance_ratio, raw, samples)
     price = np.mean(samples)
-    se = float(np.std(plain(samples), ddof=1) / np.sqrt(n))
+    se = stderr_of(samples, n)
     bias = None
     if product is Product.DIGITAL and cfg.smoothing > 0:
-        sharp = _kernels.gbm_samples(*_plain(args, cfg, smoothing=0.0)) if device == "cpu" else \
-            _cuda_samples(args, cfg)
-        diff = raw - sharp
-        bias = (float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(n)))
+        m = value_mask(_smoothing_bias, raw, *args, cfg)
+        bias = (float(m[0]), float(m[1])) if isinstance(m, np.ndarray) else (m[0], m[1])
     return MCResult(price=price, stderr=se, n_samples=n, bias=bias, variance_ratio=ratio)
+
+
+def stderr_of(samples, n):
+    """``std(samples, ddof=1)/√n``, a plain float (recomputed by the compiled code under
+    diffsci.jit)."""
+    return value_mask(_stderr, samples, n)
+
+
+def _stderr(samples, n):
+    return float(np.std(plain(samples), ddof=1) / np.sqrt(n))
+
+
+def _variance_ratio(raw, controlled):
+    return float(np.var(plain(raw), ddof=1)) / float(np.var(plain(controlled), ddof=1))
+
+
+def _smoothing_bias(raw, *args):
+    """Mean and s.e. of the smoothed minus the sharp payoffs on the same paths."""
+    *args, cfg = args
+    sharp = _kernels.gbm_samples(*_plain(args, cfg, smoothing=0.0)) if cfg.device == "cpu" \
+        else _cuda_samples(args, cfg)
+    diff = plain(raw) - sharp
+    return np.array([float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(cfg.n_samples))])
 
 
 def _control(args, cfg):

@@ -138,9 +138,13 @@ def qmc_price(args, cfg, n_paths, n_rep):
     kw = dict(w=cfg.w, asian=cfg.product == int(Product.ASIAN), antithetic=cfg.antithetic)
     means = [np.mean(qmc_replicate_samples(*args, bm, **kw))
              for bm in qmc_paths(pts, cfg.n_steps, cfg.seed, n_rep, cfg.antithetic)]
-    plain_means = np.array([float(ds.extend.getval(m)) for m in means])
     price = sum(means[1:], means[0]) / n_rep
-    return price, float(plain_means.std(ddof=1) / np.sqrt(n_rep))
+    return price, ds.extend.value_mask(_replicate_stderr, n_rep, *means)  # recomputed under jit
+
+
+def _replicate_stderr(n_rep, *means):
+    plain_means = np.array([float(m) for m in means])
+    return float(plain_means.std(ddof=1) / np.sqrt(n_rep))
 
 
 def qmc_greeks(args, cfg, n_paths, n_rep):

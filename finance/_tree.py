@@ -32,7 +32,7 @@ import threading
 import numba
 import numpy as np
 
-from diffsci.extend import is_tracer
+from diffsci.extend import is_tracer, observed, value_mask
 from diffsci.typing import Array, ArrayLike
 
 from . import _kernels
@@ -74,14 +74,22 @@ def _validate(who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, 
                                              "vol"), args)), is_call=w)
     n = int(n_steps)
     _, _, expiry, rate, dividend, vol = args
+    coarse = observed(_coarse, expiry, rate, dividend, vol, n)  # a guard under diffsci.jit
+    if coarse is not None:
+        raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
+                         f"(0, 1), got {coarse}; increase it")
+    return args, w, n, shape
+
+
+def _coarse(expiry, rate, dividend, vol, n):
+    """The range of the up probability p if some p is outside (0, 1), else None."""
     dt = plain(expiry) / n
     step = plain(vol) * np.sqrt(dt)
     growth = np.exp((plain(rate) - plain(dividend)) * dt)
     p = (growth - np.exp(-step)) / (np.exp(step) - np.exp(-step))
     if np.any((p <= 0) | (p >= 1)):
-        raise ValueError(f"{who}: n_steps = {n} is too coarse: the up probability p must lie in "
-                         f"(0, 1), got {float(np.min(p))!r}..{float(np.max(p))!r}; increase it")
-    return args, w, n, shape
+        return f"{float(np.min(p))!r}..{float(np.max(p))!r}"
+    return None
 
 
 #: Batches of at least this many lattice nodes in all run options in parallel (Numba threads);
@@ -165,10 +173,11 @@ def tree_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: A
             _kernels.tree_prices_serial
         v = kernel(*flat, bool(american), n, int(exercise_every), bool(smooth))
         return v[:, 1].reshape(shape)
-    v_down, v_mid, v_up, step = _backward(plain(spot), strike, expiry, rate, dividend, vol, w,
+    anchor = value_mask(plain, spot)  # not differentiated; recomputed under diffsci.jit
+    v_down, v_mid, v_up, step = _backward(anchor, strike, expiry, rate, dividend, vol, w,
                                           bool(american), n, int(exercise_every), bool(smooth))
     # quadratic interpolation in x = ln(S/S_ref) through x = −2s, 0, 2s (DERIVATIONS.md §TR)
-    x = np.log(spot / plain(spot))
+    x = np.log(spot / anchor)
     v_x = (v_up - v_down) / (4.0 * step)
     v_xx = (v_up - 2.0 * v_mid + v_down) / (4.0 * step * step)
     return v_mid + x * v_x + 0.5 * x * x * v_xx
@@ -214,16 +223,24 @@ def tree_greeks(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: 
     who = "tree_greeks"
     (spot, strike, expiry, rate, dividend, vol), w, n, shape = _validate(
         who, spot, strike, expiry, rate, dividend, vol, is_call, n_steps, exercise_every)
+    static = (shape, bool(american), n, int(exercise_every), bool(smooth))
+    # the kernel on the plain values; recomputed by the compiled code under diffsci.jit
+    cols = value_mask(_greeks_kernel, spot, strike, expiry, rate, dividend, vol, w, *static)
+    return {k: cols[c].reshape(shape) for c, k in enumerate(TREE_GREEKS)}
+
+
+def _greeks_kernel(spot, strike, expiry, rate, dividend, vol, w, shape, american, n, every,
+                   smooth):
+    """The Greeks kernel on plain values: one contiguous row per Greek, ``(14, size)``."""
     flat = _flat(shape, spot, strike, expiry, rate, dividend, vol, w)
     size = flat[0].size
-    static = (bool(american), n, int(exercise_every), bool(smooth))
+    static = (american, n, every, smooth)
     if _parallel(size, n):
         out = _kernels.tree_greeks(*flat, *static, *_workspace(min(size, numba.get_num_threads()),
-                                                                n, bool(smooth)))
+                                                                n, smooth))
     else:
-        out = _kernels.tree_greeks_serial(*flat, *static, *_workspace(1, n, bool(smooth)))
-    cols = np.ascontiguousarray(out.T)  # one contiguous row per Greek
-    return {k: cols[c].reshape(shape) for c, k in enumerate(TREE_GREEKS)}
+        out = _kernels.tree_greeks_serial(*flat, *static, *_workspace(1, n, smooth))
+    return np.ascontiguousarray(out.T)
 
 
 def _backward(anchor, strike, expiry, rate, dividend, vol, w, american, n, every, smooth):

@@ -343,11 +343,11 @@ def state_from_p(theta, psi0, static: Static):
 
 def _state_from_fwd(theta, psi0, static):
     psi = state_from_p(theta, psi0, static)
-    return psi, (theta, psi, static)
+    return psi, (theta, psi, static, np.iscomplexobj(ds.extend.getval(psi0)))
 
 
 def _state_from_bwd(res, psibar):
-    theta, psi, static = res
+    theta, psi, static, complex_psi0 = res
     if not (_plain(theta) and _plain(psi) and _plain(psibar)):
         raise NotImplementedError("quantum: second derivatives through initial_state are not "
                                   "supported; differentiate once (reverse or forward mode).")
@@ -359,7 +359,7 @@ def _state_from_bwd(res, psibar):
         K.adjoint_sweep(p, lam, *program.arrays, theta, grad)
     else:
         K.adjoint_sweep_batch(p, lam, *program.arrays, theta, grad)
-    return grad, lam, None
+    return grad, lam if complex_psi0 else lam.real, None  # a real ψ₀: the real part
 
 
 def _state_from_jvp(primals, tangents):
