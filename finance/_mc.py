@@ -277,7 +277,7 @@ def mc_price(*, spot: ArrayLike, strike: ArrayLike, expiry: ArrayLike, rate: Arr
     price = np.mean(samples)
     se = stderr_of(samples, n)
     bias = None
-    if product is Product.DIGITAL and cfg.smoothing > 0:
+    if cfg.product == _kernels.DIGITAL and cfg.smoothing > 0:  # product may be its name
         m = value_mask(_smoothing_bias, raw, *args, cfg)
         bias = (float(m[0]), float(m[1])) if isinstance(m, np.ndarray) else (m[0], m[1])
     return MCResult(price=price, stderr=se, n_samples=n, bias=bias, variance_ratio=ratio)

@@ -23,7 +23,7 @@ import raytrace as rt
 import sde
 from diffsci._jit import _compile, _probe_input, _trace
 from diffsci._jit._trace import CannotCompile
-from diffsci._tree import tree_flatten, tree_leaves
+from diffsci._tree import tree_leaves
 from diffsci.extend import getval
 
 from .raytrace import problems as RP
@@ -481,15 +481,6 @@ def _mse(img, w):
 
 
 # ---------------------------------------------------------------- the sweep
-def _program(g, args):
-    tr, out = _trace.trace(lambda t: g(*t), list(args))
-    try:
-        leaves, tree = tree_flatten(out)
-        return _trace.build(tr, leaves, tree, None)
-    finally:
-        tr.tape.records.clear()
-
-
 def _float_leaves(out):
     return [x for x in tree_leaves(out) if np.asarray(getval(x)).dtype.kind in "fc"]
 
@@ -543,13 +534,13 @@ def test_one_program_on_a_path(name, python_backend):
         warnings.simplefilter("ignore")
         for g, kind in _kinds(name):
             try:
-                prog = _program(g, first)
+                prog = _trace.program_of(g, first)
             except (NotImplementedError, CannotCompile):
                 # a first-order kernel or an in-place buffer: jit runs the gradient eagerly
                 assert kind == "vg", name
                 continue
             for second in _seconds(first, seconds):
-                other = _program(g, second)
+                other = _trace.program_of(g, second)
                 what = _trace.twin_difference(prog, other)
                 assert what is None, f"{name} {kind}: {what}"
                 compared[kind] += _trace.same_path(prog, other)

@@ -680,3 +680,16 @@ def twin_difference(a, b):
     if not _equal(a.outputs, b.outputs):
         return "an output that is a constant differs"
     return None
+
+
+def program_of(fun, args):
+    """The traced Program of ``fun(*args)``, built as ``jit`` builds it (for tests and tools:
+    trace a function at two inputs and compare the programs with ``twin_difference``)."""
+    from .._tree import tree_flatten
+
+    tr, out = trace(lambda t: fun(*t), list(args))
+    try:
+        leaves, tree = tree_flatten(out)
+        return build(tr, leaves, tree, None)
+    finally:
+        tr.tape.records.clear()

@@ -313,19 +313,6 @@ def test_every_spec_right_at_a_second_input_through_the_twin_trace_alone(block, 
                 _leaves_close(jg(*second), g(*second), f"{kind} at a second input, {what}")
 
 
-def _program(g, args):
-    """The traced Program of ``g(*args)`` (as jit builds it)."""
-    from diffsci._jit import _trace
-    from diffsci._tree import tree_flatten
-
-    tr, out = _trace.trace(lambda t: g(*t), list(args))
-    try:
-        leaves, tree = tree_flatten(out)
-        return _trace.build(tr, leaves, tree, None)
-    finally:
-        tr.tape.records.clear()
-
-
 def _one_program_on_a_path(fun, loss, first, seed, what):
     """Trace ``fun``, ``value_and_grad(loss)`` and the tangent pass of ``loss`` at ``first``
     and at the twin trace's second inputs; assert the same program wherever the guards came
@@ -339,7 +326,7 @@ def _one_program_on_a_path(fun, loss, first, seed, what):
                         (ds.value_and_grad(loss, argnums=tuple(range(len(first)))), "vg"),
                         (_tangent_pass(loss, first), "jvp")):
             try:
-                a = _program(g, first)
+                a = _trace.program_of(g, first)
             except Exception:  # noqa: BLE001 - not traceable: runs eagerly, tested elsewhere
                 continue
             r = np.random.default_rng(seed)
@@ -349,7 +336,7 @@ def _one_program_on_a_path(fun, loss, first, seed, what):
                 if probe is None:
                     break
                 try:
-                    b = _program(g, probe)
+                    b = _trace.program_of(g, probe)
                 except Exception:  # noqa: BLE001 - outside the function's domain
                     continue
                 compared += _trace.same_path(a, b)
