@@ -14,16 +14,18 @@ memory), ``"reversible"`` (reversible Heun, exact at O(1) memory), ``"stochastic
 2020); every method differentiates ``y0`` and ``params``, values the drift and diffusion close
 over only ``"backprop"`` (the others refuse them, never a silent zero). Noise: the seeded
 ``BrownianInterval`` sdeint makes (``return_brownian=True`` hands it back), a ``BrownianPath``,
-or your own increments: subclass ``AbstractBrownian`` with ``increment(s, t)`` or
-``__call__(s, t)``. Adaptive steps: ``sdeint(..., adaptive=True, rtol=..., atol=...)`` with an
-embedded error estimate (heun, milstein) or step doubling (``error_estimate=``). Fitting:
+increments drawn by the caller on the step grid (``BrownianIncrements``: they may be traced,
+so a ``diffsci.jit`` training step takes fresh noise each call), or your own source: subclass
+``AbstractBrownian`` with ``increment(s, t)`` or ``__call__(s, t)``. Adaptive steps:
+``sdeint(..., adaptive=True, rtol=..., atol=...)`` with an embedded error estimate (heun,
+milstein) or step doubling (``error_estimate=``). Fitting:
 ``ensemble_stats``, ``pseudo_loglik`` (Euler), ``moment_loss``. Model fast paths (Numba kernels
 with hand-written adjoints, numba.cuda forward kernels): ``ou_paths``, ``gbm_paths``,
 ``cir_paths``, ``heston_paths``, ``langevin_paths``. Derivations of the hand-written
 adjoints are in ``sde/DERIVATIONS.md``.
 """
 
-from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath
+from ._brownian import AbstractBrownian, BrownianIncrements, BrownianInterval, BrownianPath
 from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise
 from ._ops import cir_paths, gbm_paths, heston_paths, langevin_paths, ou_paths
 from ._sdeint import sdeint
@@ -47,6 +49,7 @@ __all__ = [
     "AbstractBrownian",
     "AbstractSolver",
     "Adjoint",
+    "BrownianIncrements",
     "BrownianInterval",
     "BrownianPath",
     "Calculus",

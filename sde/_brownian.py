@@ -48,7 +48,7 @@ from diffsci.random import check_seed
 
 from . import _kernels
 
-__all__ = ["AbstractBrownian", "BrownianInterval", "BrownianPath", "checked"]
+__all__ = ["AbstractBrownian", "BrownianIncrements", "BrownianInterval", "BrownianPath", "checked"]
 
 _SALT_DYADIC = 1
 _SALT_ROOT = 2
@@ -451,6 +451,106 @@ class BrownianPath(_PointBrownian):
         return self._H[i].astype(self.dtype, copy=False)
 
 
+class BrownianIncrements(AbstractBrownian):
+    """A Brownian path given by its increments on a grid: ``dW[k] = W(ts[k+1]) − W(ts[k])``.
+
+    The increments are an array the caller draws (for a standard Brownian motion,
+    ``rng.standard_normal((len(ts) - 1, *shape)) * np.sqrt(np.diff(ts))[:, None, None]``), and
+    may be traced values: differentiated (the gradient of a solve with respect to its noise,
+    ``adjoint='backprop'``; the other gradient methods refuse a traced noise as they refuse a
+    traced closed-over value), or inputs of a :func:`diffsci.jit` program, so that a compiled
+    training step takes fresh noise at every call instead of one path fixed at trace time.
+    Queries must fall on the grid (``sdeint`` steps on it when its step times are points of
+    ``ts``: save times on a uniform ``ts`` of spacing ``dt``, solved with that ``dt``; an
+    off-grid step is a ValueError naming the time); an increment over several grid steps is
+    their sum.
+
+    Args:
+        ts: the grid, a strictly increasing finite 1-D array (plain: it is not differentiated).
+        dW: the increments, shape ``(len(ts) - 1, *shape)``, float, finite (checked at every
+            call of a compiled program, as a guard).
+        levy_area: optionally the space-time Lévy area of each step (the shape of ``dW``),
+            for the SRA1 and SRI solvers.
+
+    Raises:
+        ValueError/TypeError: a bad grid, increments of the wrong shape or dtype, non-finite
+            increments (naming the argument).
+
+    Example:
+        >>> ts = np.linspace(0.0, 1.0, 5)
+        >>> bm = BrownianIncrements(ts, np.full((4, 2, 1), 0.1))
+        >>> bm.increment(0.25, 1.0)
+        array([[0.3],
+               [0.3]])
+    """
+
+    def __init__(self, ts, dW, levy_area=None):
+        from diffsci.extend import getval, is_tracer, observed
+
+        who = "BrownianIncrements"
+        if is_tracer(ts):
+            raise TypeError(f"{who}: ts is not differentiable (the grid), got a traced value; "
+                            f"pass a plain array")
+        ts = np.asarray(ts, dtype=np.float64)
+        if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) <= 0):
+            raise ValueError(f"{who}: ts must be a strictly increasing finite 1-D array of >= 2 "
+                             f"times, got shape {ts.shape}")
+        arrays = {"dW": dW} if levy_area is None else {"dW": dW, "levy_area": levy_area}
+        for name, x in arrays.items():
+            v = getval(x)
+            if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
+                kind = f" of dtype {v.dtype}" if hasattr(v, "dtype") else ""
+                raise TypeError(f"{who}: {name} must be a float array, got "
+                                f"{type(v).__name__}{kind}")
+            if v.ndim < 2 or v.shape[0] != ts.size - 1:
+                raise ValueError(f"{who}: {name} must have shape (len(ts) - 1, *shape) = "
+                                 f"({ts.size - 1}, ...) with shape (batch, m), got {v.shape}")
+            if not observed(_all_finite, x):  # a guard under diffsci.jit: checked every call
+                raise ValueError(f"{who}: {name} has non-finite entries (NaN or inf)")
+        if levy_area is not None and np.shape(getval(levy_area)) != np.shape(getval(dW)):
+            raise ValueError(f"{who}: levy_area must have dW's shape {np.shape(getval(dW))}, "
+                             f"got {np.shape(getval(levy_area))}")
+        self.ts, self.dW, self._H = ts, dW, levy_area
+        self.t0, self.t1 = float(ts[0]), float(ts[-1])
+        self.shape = tuple(np.shape(getval(dW))[1:])
+        self.dtype = getval(dW).dtype
+        self.has_levy_area = levy_area is not None
+        self._tol = _TIME_RTOL * (self.t1 - self.t0)
+
+    def _index(self, t, who):
+        t = float(t)
+        k = int(np.searchsorted(self.ts, t))
+        for j in (k, k - 1):
+            if 0 <= j < self.ts.size and abs(self.ts[j] - t) <= self._tol:
+                return j
+        raise ValueError(f"BrownianIncrements.{who}: time {t!r} is not a point of the grid "
+                         f"ts (the increments are known on its steps only); make ts the "
+                         f"solver's step times")
+
+    def increment(self, s: float, t: float):
+        """``W(t) − W(s)`` for grid points ``s`` and ``t``: the sum of the steps between."""
+        i, j = self._index(s, "increment"), self._index(t, "increment")
+        if i == j:
+            return np.zeros(self.shape, self.dtype)
+        lo, hi = min(i, j), max(i, j)
+        out = self.dW[lo] if hi == lo + 1 else np.sum(self.dW[lo:hi], axis=0)
+        return out if j > i else -out
+
+    def levy_area(self, s: float, t: float):
+        """The given space-time Lévy area of the grid step ``[s, t]``."""
+        if self._H is None:
+            return super().levy_area(s, t)
+        i, j = self._index(s, "levy_area"), self._index(t, "levy_area")
+        if j != i + 1:
+            raise ValueError(f"BrownianIncrements.levy_area: [{s!r}, {t!r}] is not one step of "
+                             f"the grid")
+        return self._H[i]
+
+
+def _all_finite(v) -> bool:
+    return bool(np.all(np.isfinite(v)))
+
+
 class _Checked(AbstractBrownian):
     """A user's Brownian motion as sdeint steps on it: every increment (and Lévy area) is made
     an array, checked for shape and finiteness, and cast to the source's dtype."""
@@ -503,6 +603,6 @@ def checked(brownian, who="sdeint"):
                         f"shape={brownian.shape!r}") from None
     if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
         raise ValueError(f"{who}: brownian ({kind}) needs finite t0 < t1, got t0={t0}, t1={t1}")
-    if isinstance(brownian, _PointBrownian):
-        return brownian
+    if isinstance(brownian, _PointBrownian | BrownianIncrements):
+        return brownian  # checked where made (BrownianIncrements: may hold traced increments)
     return _Checked(brownian, shape)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import diffsci as ds
+from diffsci.extend import is_tracer
 
 __all__ = ["combine"]
 
@@ -109,8 +110,14 @@ _combine.defjvp(_combine_jvp)
 
 
 def combine(sde, y, drift=(), noise=()):
-    """``y + Σ c·f + Σ g·w`` for ``drift = ((c, f), ...)``, ``noise = ((g, w), ...)`` (w plain
-    arrays, c Python floats), as one record; ``g·w`` is ``sde.g_prod``."""
+    """``y + Σ c·f + Σ g·w`` for ``drift = ((c, f), ...)``, ``noise = ((g, w), ...)`` (c Python
+    floats), as one record; ``g·w`` is ``sde.g_prod``.  The record's rules treat the noise
+    arrays w as constants: traced ones (``BrownianIncrements`` of traced values, differentiated
+    or inputs of a ``diffsci.jit`` program) take the plain operators instead, differentiated
+    in every argument."""
     diag = sde.noise.value in ("diagonal", "scalar")
+    if any(is_tracer(w) for _, w in noise):
+        return _value(y, *(f for _, f in drift), *(g for g, _ in noise), *(w for _, w in noise),
+                      *(float(c) for c, _ in drift), len(drift), diag)
     return _combine(y, *(f for _, f in drift), *(g for g, _ in noise), *(w for _, w in noise),
                     *(float(c) for c, _ in drift), len(drift), diag)

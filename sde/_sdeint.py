@@ -17,7 +17,7 @@ from diffsci.typing import ArrayLike
 from . import _validate
 from ._adaptive import select_grid
 from ._adjoint import stochastic_adjoint_solve
-from ._brownian import AbstractBrownian, BrownianInterval, BrownianPath, checked
+from ._brownian import AbstractBrownian, BrownianIncrements, BrownianInterval, BrownianPath, checked
 from ._grid import Grid, make_grid
 from ._model import SDE, Adjoint, Calculus, ErrorEstimate, Noise, as_enum
 from ._reversible import reversible_solve
@@ -63,6 +63,20 @@ def _check_closures(adjoint: Adjoint, closure_level: int, level: int) -> None:
     rule = _CLOSURES[adjoint]
     if closure_level and (rule == "none" or (rule == "outer" and closure_level >= max(level, 1))):
         raise closure_error(adjoint.value)
+
+
+def _check_traced_noise(brownian, adjoint: Adjoint) -> None:
+    """Refuse traced Brownian increments (``BrownianIncrements`` of a value being
+    differentiated, or a ``diffsci.jit`` input) where the method would hold them constant:
+    only ``backprop`` records the steps, and with them every use of the noise."""
+    if adjoint is Adjoint.BACKPROP or not isinstance(brownian, BrownianIncrements):
+        return
+    if trace_level((brownian.dW, brownian._H)):
+        raise ValueError(
+            f"sdeint: adjoint={adjoint.value!r} holds the Brownian increments constant, but "
+            f"brownian's increments are traced (a value being differentiated, or an input of "
+            f"diffsci.jit); their gradient would be lost. Use adjoint='backprop', or pass "
+            f"plain increments (diffsci.stop_gradient)")
 
 
 def _plain(tree):
@@ -247,9 +261,12 @@ def sdeint(sde: SDE, y0: ArrayLike, ts: ArrayLike, params: Any = None, *,
         seed: the seed of the Brownian motion made when ``brownian`` is not given.
         brownian: the Brownian motion to use, of shape ``(batch, m)`` covering ``ts``: a
             :class:`BrownianInterval` (its ``tol`` <= the smallest step), a
-            :class:`BrownianPath`, or your own subclass of :class:`AbstractBrownian` (define
-            ``increment(s, t)`` or ``__call__(s, t)``; each increment is checked for shape and
-            finiteness). Default: one made from ``seed`` (see ``return_brownian``).
+            :class:`BrownianPath`, a :class:`BrownianIncrements` (increments drawn by the
+            caller on the step grid, possibly traced: differentiated with
+            ``adjoint="backprop"``, refused by the others), or your own subclass of
+            :class:`AbstractBrownian` (define ``increment(s, t)`` or ``__call__(s, t)``; each
+            increment is checked for shape and finiteness). Default: one made from ``seed``
+            (see ``return_brownian``).
         adjoint: an :class:`Adjoint` (or its string): ``"backprop"``, ``"checkpoint"``,
             ``"reversible"``, ``"stochastic"``.
         snapshots: the snapshots per save interval with ``adjoint="checkpoint"``.
@@ -328,6 +345,7 @@ def sdeint(sde: SDE, y0: ArrayLike, ts: ArrayLike, params: Any = None, *,
     user_brownian = brownian
     if brownian is not None:
         brownian = checked(brownian)
+        _check_traced_noise(brownian, adjoint)
         if tuple(brownian.shape) != (batch, m):
             raise ValueError(
                 f"sdeint: brownian has shape {tuple(brownian.shape)}, expected (batch, m) = "
