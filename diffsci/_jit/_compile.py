@@ -52,6 +52,7 @@ class _Segment:
         self.elements = 0
         self.python_now = False  # runs as Python (set when the module is written)
         self.numba_src = None  # ... and its Numba source, to compile it later (_Tiered)
+        self.flat_lines = None  # its statements before chunking, when they run as Python
 
     def count(self, node):
         self.records += 1
@@ -64,7 +65,8 @@ class _Segment:
         SEGMENT_CALLS)."""
         return BACKEND != "python" and self.records and (
             self.large_arrays or sum(1 for ln in self.lines if "k_" in ln) > SEGMENT_CALLS
-            or len(self.inputs) + len(self.outputs) > SEGMENT_ARGS)
+            or len(self.inputs) + len(self.outputs) > SEGMENT_ARGS
+            or self.flat_lines is not None)
 
     @property
     def large_arrays(self):
@@ -89,6 +91,15 @@ SEGMENT_CALLS = 48
 #: a function of hundreds of arguments takes minutes to build (the trebuchet's backward pass
 #: reads 700 values of its forward pass).
 SEGMENT_ARGS = 96
+
+#: ... and so does a segment whose chunks (``_chunk_segment``) pass more values than this in
+#: one call: it runs as Python calling its kernels unchunked, and its chunked form is compiled
+#: later (``_Tiered``).  Numba's time for a function grows faster than linearly in the arrays
+#: it takes and returns (measured here: one returning 40 arrays 1.7 s, 120 arrays 11 s), and
+#: a chunk of an unrolled loop whose residuals cross into the backward pass passes hundreds
+#: (the gallery's neural SDE, 116 Euler steps: 47 s to compile at the first call, 4 s with its
+#: segment as Python).
+CHUNK_VALUES = 64
 
 
 class Compiled:
@@ -696,7 +707,12 @@ def compile_program(prog, name="f", compile_all=False):
         driver.append(("seg", seg))
     for kind, s in driver:
         if kind == "seg" and not s.large_arrays:
+            flat = list(s.lines)
             _chunk_segment(ctx, s)
+            known = set(flat)
+            if max((len(_VALUE_NAME.findall(ln)) for ln in s.lines if ln not in known),
+                   default=0) > CHUNK_VALUES:
+                s.flat_lines = flat
     # the module of segments
     src = [cg.PRELUDE]
     for kname, ksrc in ctx.kernels.items():
@@ -710,11 +726,12 @@ def compile_program(prog, name="f", compile_all=False):
             continue
         params = ", ".join(s.inputs)
         rets = ", ".join(s.outputs)
-        seg_src = (f"def seg{s.k}({params}):\n" + "\n".join(s.lines)
-                   + f"\n    return ({rets}{',' if len(s.outputs) == 1 else ''})\n")
+        ret = f"\n    return ({rets}{',' if len(s.outputs) == 1 else ''})\n"
+        seg_src = f"def seg{s.k}({params}):\n" + "\n".join(s.lines) + ret
         s.python_now = s.python and not (compile_all and not s.large_arrays)
         if s.python_now:
-            pysrc.append(f"\n\n{seg_src}")
+            flat = s.lines if s.flat_lines is None else s.flat_lines
+            pysrc.append(f"\n\ndef seg{s.k}({params}):\n" + "\n".join(flat) + ret)
             if not s.large_arrays and _values(s) <= TIER_MAX_VALUES:  # compiled later
                 s.numba_src = ("".join(src[:base]) + "\n\n@numba.njit(cache=True, "
                                f"error_model=\"numpy\")\n{seg_src}")

@@ -10,7 +10,9 @@ compile time from growing with it, and each must leave every number as eager mod
   per loop step), compiled once per distinct step;
 * *Python segments*: a segment of large arrays, or one that still calls kernels from more than
   ``SEGMENT_CALLS`` statements, runs as Python calling the compiled kernels and chunks, and
-  (the latter) is compiled once the time spent in it reaches the estimated compile time.
+  (the latter) is compiled once the time spent in it reaches the estimated compile time; one
+  whose chunks pass more than ``CHUNK_VALUES`` values runs as Python unchunked, its chunked
+  form the compiled tier.
 
 The class of bug these could bring is a wrong renaming, a missed output of a chunk, a literal
 passed in the wrong place: so the jit fuzzer's random programs and every spec of the gradient
@@ -205,6 +207,38 @@ def test_long_recurrence_chunks_runs_as_python_then_tiers_up(numba_backend, monk
     _leaves_close(jall(W, U, xs), vg(W, U, xs), "compile_all")
     assert _spec(jall).compiled.n_python == 0 and not _spec(jall).compiled.tiers
     check_grads(ds.jit(_recurrence(T)), (W, U, xs), modes=("rev",))
+
+
+@pytest.mark.kernels
+def test_wide_chunks_run_their_segment_unchunked_as_python_then_tier_up(numba_backend,
+                                                                       monkeypatch):
+    """A chunk passing more than CHUNK_VALUES values (the residuals of a forward pass read by
+    the backward one) is slow for Numba to compile: its segment runs as Python calling the
+    shared kernels unchunked; the chunked form is the compiled tier."""
+    monkeypatch.setattr(_compile, "CHUNK_LINES", 12)
+    monkeypatch.setattr(_compile, "SEGMENT_CALLS", 10_000)  # only the chunk rule decides
+    monkeypatch.setattr(_compile, "SEGMENT_ARGS", 10_000)
+    monkeypatch.setattr(_compile, "CHUNK_VALUES", 6)
+    monkeypatch.setattr(_compile, "COMPILE_S_PER_VALUE", 1e6)  # stays Python until told
+    T = 12
+    W, U, xs = _data(T, seed=4)
+    vg = ds.value_and_grad(_recurrence(T), argnums=(0, 1))
+    jvg = ds.jit(vg)
+    _leaves_close(jvg(W, U, xs), vg(W, U, xs), "python, unchunked")
+    c = _spec(jvg).compiled
+    assert c.n_python == 1 and [t.state for t in c.tiers] == ["python"]
+    py_seg = c.source[c.source.index("def seg"):]
+    numba_seg = c.tiers[0].src[c.tiers[0].src.index("def seg"):]
+    assert py_seg.count("\n") > 2 * numba_seg.count("\n"), "Python runs the statements"
+    c.tiers[0].budget = 0.0
+    W2, U2, xs2 = _data(T, seed=5)
+    _leaves_close(jvg(W2, U2, xs2), vg(W2, U2, xs2), "the call that compiles the chunks")
+    assert c.tiers[0].state == "compiled"
+    _leaves_close(jvg(W, U, xs), vg(W, U, xs), "compiled tier")
+    monkeypatch.setattr(_compile, "CHUNK_VALUES", 10_000)  # narrow enough: compiled at once
+    jn = ds.jit(vg)
+    _leaves_close(jn(W, U, xs), vg(W, U, xs), "compiled at once")
+    assert _spec(jn).compiled.n_python == 0
 
 
 @pytest.mark.kernels
