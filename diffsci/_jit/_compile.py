@@ -732,7 +732,9 @@ def compile_program(prog, name="f", compile_all=False):
         if s.python_now:
             flat = s.lines if s.flat_lines is None else s.flat_lines
             pysrc.append(f"\n\ndef seg{s.k}({params}):\n" + "\n".join(flat) + ret)
-            if not s.large_arrays and _values(s) <= TIER_MAX_VALUES:  # compiled later
+            # compiled later; a segment run unchunked for its wide chunks has a bounded
+            # compile (its chunks are short) and tiers up however many values it passes
+            if not s.large_arrays and (_values(s) <= TIER_MAX_VALUES or s.flat_lines):
                 s.numba_src = ("".join(src[:base]) + "\n\n@numba.njit(cache=True, "
                                f"error_model=\"numpy\")\n{seg_src}")
         else:
