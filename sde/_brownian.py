@@ -40,6 +40,7 @@ import copy
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -484,7 +485,7 @@ class BrownianIncrements(AbstractBrownian):
                [0.3]])
     """
 
-    def __init__(self, ts, dW, levy_area=None):
+    def __init__(self, ts: npt.ArrayLike, dW: Any, levy_area: Any = None) -> None:
         from diffsci.extend import getval, is_tracer, observed
 
         who = "BrownianIncrements"
@@ -527,7 +528,7 @@ class BrownianIncrements(AbstractBrownian):
                          f"ts (the increments are known on its steps only); make ts the "
                          f"solver's step times")
 
-    def increment(self, s: float, t: float):
+    def increment(self, s: float, t: float) -> Any:
         """``W(t) − W(s)`` for grid points ``s`` and ``t``: the sum of the steps between."""
         i, j = self._index(s, "increment"), self._index(t, "increment")
         if i == j:
@@ -536,7 +537,7 @@ class BrownianIncrements(AbstractBrownian):
         out = self.dW[lo] if hi == lo + 1 else np.sum(self.dW[lo:hi], axis=0)
         return out if j > i else -out
 
-    def levy_area(self, s: float, t: float):
+    def levy_area(self, s: float, t: float) -> Any:
         """The given space-time Lévy area of the grid step ``[s, t]``."""
         if self._H is None:
             return super().levy_area(s, t)
