@@ -488,6 +488,8 @@ class BrownianIncrements(AbstractBrownian):
     def __init__(self, ts: npt.ArrayLike, dW: Any, levy_area: Any = None) -> None:
         from diffsci.extend import getval, is_tracer, observed
 
+        from ._validate import _all_finite
+
         who = "BrownianIncrements"
         if is_tracer(ts):
             raise TypeError(f"{who}: ts is not differentiable (the grid), got a traced value; "
@@ -546,10 +548,6 @@ class BrownianIncrements(AbstractBrownian):
             raise ValueError(f"BrownianIncrements.levy_area: [{s!r}, {t!r}] is not one step of "
                              f"the grid")
         return self._H[i]
-
-
-def _all_finite(v) -> bool:
-    return bool(np.all(np.isfinite(v)))
 
 
 class _Checked(AbstractBrownian):
