@@ -21,7 +21,7 @@ interleaved round-robin (serial, 1 worker, 2 workers per round); medians over th
 machine is shared (2 cores, other jobs running): the speed-up is bounded by what the others
 leave; the load average is printed with the figures.
 
-Usage: ``PYTHONPATH=. python benchmarks/bench_distributed.py [--quick] [--json PATH]``.
+Usage: ``PYTHONPATH=. python benchmarks/bench_distributed.py [--quick] [--shards N] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -166,12 +166,14 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer shards and rounds")
     parser.add_argument("--json", metavar="PATH", help="write the figures as JSON")
+    parser.add_argument("--shards", type=int, default=None,
+                        help="shards of the strong-scaling runs (default 16; 8 with --quick)")
     args = parser.parse_args()
     import distributed
 
     rounds = 3 if args.quick else 7
     sizes = (4, 16, 64) if args.quick else (4, 16, 64, 128)
-    n_heavy = 8 if args.quick else 16
+    n_heavy = args.shards or (8 if args.quick else 16)
     out = {"load_before": load()}
     rows, t_shard = calibrate(0.15)
     out["shard_rows"], out["shard_s"] = rows, t_shard
